@@ -1,0 +1,239 @@
+"""The inside of one trial: the process that runs the user's script.
+
+It is started by ``autoclone.trial`` with everything it needs in ``AUTOCLONE_*``
+environment variables. It makes the run reproducible (seeds), installs the run-time
+clone switch, counts backward calls so a run can stop as soon as it has shown enough,
+records the numbers the oracle compares, and writes one JSON result file. Nothing here
+prints to stdout: that stream belongs to the user's script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import json
+import math
+import os
+import random
+import re
+import runpy
+import sys
+import traceback
+import warnings
+from typing import Any
+
+PLAIN = "plain"  # run as the user would
+LOCATE = "locate"  # plain, plus anomaly mode to learn which forward line saved the tensor
+REFERENCE = "reference"  # PyTorch's clone-on-mutation mode: what the user meant
+FORWARD_REFERENCE = "forward_reference"  # grad disabled: forward values with intended aliasing
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+class _State:
+    """What the result file will say; filled in as the script runs."""
+
+    def __init__(self, result_path: str, limit: int | None, mode: str) -> None:
+        self.result_path = result_path
+        self.limit = limit
+        self.mode = mode
+        self.backward = 0
+        self.losses: list[float] = []
+        self.grads: list[list[float]] = []
+        self.forward_frames: list[tuple[str, int]] = []
+        self.forward_op = ""
+
+    def write(self, status: str, error: dict[str, Any] | None = None, code: int = 0) -> None:
+        data = {
+            "status": status, "backward": self.backward, "losses": self.losses,
+            "grads": self.grads, "error": error, "exit_code": code,
+            "forward_frames": self.forward_frames, "forward_op": self.forward_op,
+        }  # fmt: skip
+        tmp = self.result_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, self.result_path)
+
+    def stop(self) -> None:
+        """Enough steps have been seen: leave at once, before the script can do more work."""
+        self.write("stopped")
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not hide the result
+                pass
+        os._exit(0)
+
+
+def _number(value: float) -> float | str:
+    return value if math.isfinite(value) else repr(value)
+
+
+def _leaves(roots: list[Any]) -> list[Any]:
+    """Leaf tensors reachable from the roots: whose gradients this backward call fills."""
+    seen: set[int] = set()
+    stack = [t.grad_fn for t in roots if getattr(t, "grad_fn", None) is not None]
+    leaves: dict[int, Any] = {}
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        variable = getattr(fn, "variable", None)
+        if variable is not None:
+            leaves[id(variable)] = variable
+        stack.extend(next_fn for next_fn, _ in fn.next_functions)
+    return list(leaves.values())
+
+
+def _checksum(leaves: list[Any]) -> list[float]:
+    total, absolute = 0.0, 0.0
+    for leaf in leaves:
+        grad = leaf.grad
+        if grad is not None:
+            grad = grad.detach().double()
+            total += float(grad.sum())
+            absolute += float(grad.abs().sum())
+    return [total, absolute]
+
+
+def _install_backward_counter(state: _State) -> None:
+    """Wrap the one entry point that ``Tensor.backward`` and user code both go through."""
+    import torch
+
+    original = torch.autograd.backward
+
+    def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+        loss = sum(float(t.detach().double().sum()) for t in roots if isinstance(t, torch.Tensor))
+        state.losses.append(_number(loss))  # type: ignore[arg-type]
+        if state.mode == FORWARD_REFERENCE:
+            state.stop()
+        leaves = _leaves(roots)
+        original(tensors, *args, **kwargs)
+        state.backward += 1
+        state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
+        if state.limit is not None and state.backward >= state.limit:
+            state.stop()
+
+    torch.autograd.backward = backward  # type: ignore[assignment]
+
+
+def _install_switch(enabled: frozenset[str]) -> None:
+    """The run-time side of instrumentation: clone a value only if its site is enabled."""
+
+    def switch(site_id: str, value: Any) -> Any:
+        if site_id in enabled:
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(value, torch.Tensor):
+                return value.clone()
+        return value
+
+    builtins.__autoclone__ = switch  # type: ignore[attr-defined]
+
+
+def _install_overrides(overrides: dict[str, str]) -> None:
+    """``--set NAME=VALUE`` for argparse options: change the default, not the command line."""
+    if not overrides:
+        return
+    original = argparse._ActionsContainer.add_argument
+
+    def add_argument(self: Any, *args: Any, **kwargs: Any) -> Any:
+        action = original(self, *args, **kwargs)
+        if action.dest in overrides:
+            raw = overrides[action.dest]
+            action.default = action.type(raw) if callable(action.type) else _literal(raw)
+        return action
+
+    argparse._ActionsContainer.add_argument = add_argument  # type: ignore[method-assign]
+
+
+def _literal(raw: str) -> Any:
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw
+
+
+def _capture_anomaly(state: _State) -> None:
+    """Anomaly mode reports the forward line of the failing node as a warning; keep it."""
+    import torch
+
+    torch.autograd.set_detect_anomaly(True, check_nan=False)
+    shown = warnings.showwarning
+
+    def showwarning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        text = str(message)
+        if text.startswith("Error detected in"):
+            state.forward_op = text.split()[3].rstrip(".")
+            state.forward_frames = [(m["file"], int(m["line"])) for m in _FRAME.finditer(text)]
+        shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = showwarning
+
+
+def _seed() -> None:
+    random.seed(0)
+    try:
+        import numpy
+
+        numpy.random.seed(0)
+    except ImportError:
+        pass
+    import torch
+
+    torch.manual_seed(0)
+
+
+def _error_info(exc: BaseException) -> dict[str, Any]:
+    frames = [(f.filename, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__)]
+    return {"type": type(exc).__name__, "message": str(exc), "frames": frames}
+
+
+def _run_script(script: str, argv: list[str], state: _State) -> None:
+    sys.argv = [script, *argv]
+    sys.path[0] = os.path.dirname(script)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        state.write("completed" if code == 0 else "exit", code=code)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure of the script is data
+        state.write("error", _error_info(exc), code=1)
+        traceback.print_exc()
+        sys.exit(1)
+    state.write("completed")
+
+
+def main() -> None:
+    env = os.environ
+    mode = env.get("AUTOCLONE_MODE", PLAIN)
+    limit = int(env["AUTOCLONE_LIMIT"]) if env.get("AUTOCLONE_LIMIT") else None
+    state = _State(env["AUTOCLONE_RESULT"], limit, mode)
+    sites = frozenset(filter(None, env.get("AUTOCLONE_SITES", "").split(",")))
+    _install_switch(sites)
+    _install_overrides(json.loads(env.get("AUTOCLONE_OVERRIDES", "{}")))
+    _seed()
+    _install_backward_counter(state)
+    if mode == LOCATE:
+        _capture_anomaly(state)
+    argv = json.loads(env.get("AUTOCLONE_ARGV", "[]"))
+    script = env["AUTOCLONE_SCRIPT"]
+    if mode == REFERENCE:
+        import torch
+
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            _run_script(script, argv, state)
+    elif mode == FORWARD_REFERENCE:
+        import torch
+
+        with torch.no_grad():
+            _run_script(script, argv, state)
+    else:
+        _run_script(script, argv, state)
+
+
+if __name__ == "__main__":
+    main()

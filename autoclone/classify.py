@@ -1,0 +1,69 @@
+"""Name the autograd error a run ended with, from the exception or from stderr.
+
+The classes follow what users search for; only the first three are repaired by a clone.
+"""
+
+from __future__ import annotations
+
+import re
+
+INPLACE_VERSION = "inplace_version"
+MULTI_OUTPUT_VIEW = "multi_output_view"
+NO_GRAD_VIEW = "no_grad_view"
+LEAF_INPLACE = "leaf_inplace"
+BACKWARD_TWICE = "backward_twice"
+NOT_AUTOGRAD = "not_autograd"
+
+#: Error classes a ``.clone()`` can repair.
+CLONE_FIXABLE = frozenset({INPLACE_VERSION, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW})
+
+_PATTERNS = (
+    (INPLACE_VERSION, "needed for gradient computation has been modified by an inplace operation"),
+    (MULTI_OUTPUT_VIEW, "This view is the output of a function that returns multiple views"),
+    (NO_GRAD_VIEW, "A view was created in no_grad mode and is being modified inplace"),
+    (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
+    (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
+)
+
+#: Plain words for each class, used in one-line messages.
+DESCRIPTIONS = {
+    INPLACE_VERSION: "a tensor saved for backward was modified by an in-place operation",
+    MULTI_OUTPUT_VIEW: "an output of a multi-view function (unbind, split, chunk) "
+    "was modified in place",
+    NO_GRAD_VIEW: "a view created under no_grad was modified in place with grad enabled",
+    LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
+    BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
+    NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
+}
+
+_SAVED_BY = re.compile(r"which is output (\d+) of (\w+)")
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+
+
+def classify(message: str) -> str:
+    """The class of an error message (or of a whole stderr text)."""
+    for name, needle in _PATTERNS:
+        if needle in message:
+            return name
+    return NOT_AUTOGRAD
+
+
+def last_exception_line(stderr: str) -> str:
+    """The final ``Type: message`` line of the last traceback in a stderr text."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b", line):
+            return line.strip()
+    return lines[-1].strip() if lines else ""
+
+
+def saved_by(message: str) -> tuple[int, str] | None:
+    """``(output index, grad_fn name)`` of the stale saved tensor, when torch says it."""
+    match = _SAVED_BY.search(message)
+    return (int(match.group(1)), match.group(2)) if match else None
+
+
+def versions(message: str) -> tuple[int, int] | None:
+    """``(actual, expected)`` version of the stale saved tensor."""
+    match = _VERSIONS.search(message)
+    return (int(match.group(1)), int(match.group(2))) if match else None

@@ -1,0 +1,1 @@
+"""LibCST code analysis: candidate sites, and their rendering as patch or instrumentation."""

@@ -1,0 +1,59 @@
+"""Turn any subset of sites into text edits, for the user (``.clone()``) or for trials.
+
+Both renderings come from the same ``Site`` records, so the instrumented trial and the
+patch shown to the user can never disagree about where an edit goes. Instrumentation
+inserts text on existing lines only, so line numbers in trial tracebacks are the user's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from autoclone.codemods.sites import INPLACE, Site
+from autoclone.edits import TextEdit
+
+#: Name of the run-time switch the trial bootstrap installs in ``builtins``.
+SWITCH = "__autoclone__"
+
+_Keyed = tuple[tuple[int, int, int, int], TextEdit]
+
+
+def _keyed(site: Site, prefix: str, suffix: str) -> list[_Keyed]:
+    """Order edits at one position: statements first, then closing text (innermost first),
+    then opening text (outermost first), so nested expressions stay well formed."""
+    (sl, sc), (el, ec) = site.start, site.end
+    return [((el, ec, 1, -site.depth), TextEdit(el, ec, suffix)),
+            ((sl, sc, 2, site.depth), TextEdit(sl, sc, prefix))]  # fmt: skip
+
+
+def _patch_edits(site: Site) -> list[_Keyed]:
+    line, col = site.start
+    if site.kind == INPLACE:
+        if site.own_line:
+            return [((line, 0, 0, 0), TextEdit(line, 0, f"{site.indent}{site.code}\n"))]
+        return [((line, col, 0, 0), TextEdit(line, col, f"{site.code}; "))]
+    if site.parens:
+        return _keyed(site, "(", ").clone()")
+    return [((site.end[0], site.end[1], 1, -site.depth), TextEdit(*site.end, ".clone()"))]
+
+
+def _switch_edits(site: Site) -> list[_Keyed]:
+    line, col = site.start
+    if site.kind == INPLACE:
+        text = f"{site.target} = {SWITCH}({site.id!r}, {site.target}); "
+        return [((line, col, 0, 0), TextEdit(line, col, text))]
+    return _keyed(site, f"{SWITCH}({site.id!r}, ", ")")
+
+
+def _ordered(keyed: Iterable[_Keyed]) -> list[TextEdit]:
+    return [edit for _, edit in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def patch_edits(sites: Iterable[Site]) -> list[TextEdit]:
+    """The plain ``.clone()`` edits a user reads in the patch."""
+    return _ordered(k for site in sites for k in _patch_edits(site))
+
+
+def instrument_edits(sites: Iterable[Site]) -> list[TextEdit]:
+    """Every site wrapped in the run-time switch; disabled sites return their value as is."""
+    return _ordered(k for site in sites for k in _switch_edits(site))

@@ -1,0 +1,340 @@
+"""Find every place where a ``.clone()`` could break a harmful sharing of tensor memory.
+
+Finding is kept apart from applying: this module only records frozen ``Site`` values.
+``autoclone.codemods.render`` turns any subset of them into text edits, either the
+plain ``.clone()`` a user will read or the run-time switch that trials use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import (
+    ClassScope,
+    CodeRange,
+    GlobalScope,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
+
+#: Kinds of candidate site, in the words of the report.
+ASSIGN = "assign"  # right-hand side of an assignment: ``y = expr`` -> ``y = expr.clone()``
+SUBSCRIPT = "subscript"  # a subscript read used as an operand: ``h[b]`` -> ``h[b].clone()``
+ARG = "arg"  # a call argument: ``f(x)`` -> ``f(x.clone())``
+INPLACE = "inplace"  # target of an in-place op, cloned just before it: ``x = x.clone()``
+
+#: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
+_INERT_CALLS = frozenset(
+    {
+        "print", "len", "range", "isinstance", "issubclass", "hasattr", "getattr", "setattr",
+        "str", "int", "float", "bool", "repr", "type", "super", "open", "format", "id",
+        "enumerate", "iter", "next", "round", "abs", "sorted", "dict", "list", "tuple", "set",
+    }
+)  # fmt: skip
+
+_LITERALS = (
+    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+    cst.FormattedString, cst.Lambda, cst.Ellipsis, cst.Tuple, cst.List, cst.Dict, cst.Set,
+    cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Yield, cst.Await,
+    cst.Comparison, cst.BooleanOperation,
+)  # fmt: skip
+
+_CONSTANT_NAMES = frozenset({"True", "False", "None"})
+
+Position = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Site:
+    """One candidate edit. ``id`` is stable for the same source: file, place and kind.
+
+    ``start``/``end`` delimit the expression to clone (for ``inplace`` sites, the
+    statement to precede). ``target`` is the source text of what gets cloned and
+    ``code`` the line as it reads with this edit alone.
+    """
+
+    id: str
+    file: str
+    line: int
+    col: int
+    kind: str
+    target: str
+    code: str
+    start: Position
+    end: Position
+    depth: int
+    parens: bool = False  # the expression needs parentheses before ``.clone()``
+    own_line: bool = True  # an ``inplace`` clone can go on a new line of its own
+    indent: str = ""
+
+
+def _is_atomic(node: cst.BaseExpression) -> bool:
+    """Whether ``node.clone()`` parses as a call on the whole of ``node``."""
+    if node.lpar:
+        return True
+    return isinstance(node, cst.Name | cst.Attribute | cst.Subscript | cst.Call)
+
+
+def _worth_cloning(node: cst.BaseExpression) -> bool:
+    if isinstance(node, _LITERALS):
+        return False
+    if isinstance(node, cst.Name) and node.value in _CONSTANT_NAMES:
+        return False
+    return not isinstance(node, cst.UnaryOperation) or not isinstance(
+        node.expression, cst.Integer | cst.Float
+    )
+
+
+def _call_name(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
+
+
+def _is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and len(name) > 1
+
+
+def _has_inplace_true(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword and arg.keyword.value == "inplace":
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
+
+
+class SiteFinder(cst.CSTVisitor):
+    """Collect sites in one module; the visitor never changes the tree."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, relpath: str, lines: Sequence[str], module: cst.Module) -> None:
+        super().__init__()
+        self.relpath = relpath
+        self.lines = lines
+        self.module = module
+        self.sites: dict[str, Site] = {}
+        self._depth = 0
+        self._in_target = 0
+        self._in_decorator = 0
+
+    # -- bookkeeping ------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._depth += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._depth -= 1
+        super().on_leave(original_node)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._in_decorator += 1
+
+    def leave_Decorator(self, original_node: cst.Decorator) -> None:
+        self._in_decorator -= 1
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._in_target += 1
+
+    def leave_AssignTarget(self, original_node: cst.AssignTarget) -> None:
+        self._in_target -= 1
+
+    def visit_Del(self, node: cst.Del) -> bool:
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        return False  # default values are evaluated once, not per call
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    # -- statements: in-place targets ------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                self._add_inplace(node, target.target)
+        self._add_expr(node.value, ASSIGN)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._add_expr(node.value, ASSIGN)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._add_inplace(node, node.target)
+        node.value.visit(self)
+        return False  # the target is a store, not a read
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._in_decorator:
+            return
+        name = _call_name(node)
+        func = node.func
+        if _is_inplace_method(name):
+            if isinstance(func, cst.Attribute) and _is_methodish(func.value):
+                self._add_inplace(node, func.value)
+            elif node.args and isinstance(func, cst.Attribute | cst.Name):
+                self._add_inplace(node, node.args[0].value, function_style=True)
+        elif _has_inplace_true(node) and node.args:
+            self._add_inplace(node, node.args[0].value, function_style=True)
+        if name in _INERT_CALLS and isinstance(func, cst.Name):
+            return
+        for arg in node.args:
+            if arg.star or (arg.keyword and arg.keyword.value == "inplace"):
+                continue
+            self._add_expr(arg.value, ARG)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self._in_target:
+            return
+        parent = self.get_metadata(ParentNodeProvider, node)
+        if isinstance(parent, cst.Assign | cst.AnnAssign | cst.Arg | cst.AugAssign):
+            return  # covered by the assignment / argument site of the same node
+        self._add_expr(node, SUBSCRIPT)
+
+    # -- recording -----------------------------------------------------------------------
+    def _range(self, node: cst.CSTNode) -> CodeRange:
+        return self.get_metadata(PositionProvider, node)
+
+    def _add_expr(self, node: cst.BaseExpression, kind: str) -> None:
+        if self._in_target or self._in_decorator or not _worth_cloning(node):
+            return
+        rng = self._range(node)
+        start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+        parens = not _is_atomic(node)
+        if node.lpar:
+            start, end = _outside_parens(self.lines, start, end, len(node.lpar))
+        target = self.module.code_for_node(node).strip()
+        clone = f"({target}).clone()" if parens else f"{target}.clone()"
+        self._record(kind, start, end, target, clone, parens=parens)
+
+    def _add_inplace(
+        self, node: cst.CSTNode, target: cst.BaseExpression, function_style: bool = False
+    ) -> None:
+        base = _base_of(target) if not function_style else target
+        if base is None or not self._rebindable(base):
+            return
+        statement = self._enclosing_statement(node)
+        if statement is None:
+            return
+        rng = self._range(statement)
+        start = (rng.start.line, rng.start.column)
+        text = self.module.code_for_node(base).strip()
+        line_text = self.lines[start[0] - 1]
+        indent = line_text[: len(line_text) - len(line_text.lstrip())]
+        own_line = line_text[: start[1]].strip() == "" and self._first_on_line(statement)
+        self._record(
+            INPLACE, start, start, text, f"{text} = {text}.clone()",
+            own_line=own_line, indent=indent,
+        )  # fmt: skip
+
+    def _record(self, kind: str, start: Position, end: Position, target: str, code: str,
+                **extra: object) -> None:  # fmt: skip
+        site_id = f"{self.relpath}:{start[0]}:{start[1]}:{kind}"
+        if site_id in self.sites:
+            return
+        self.sites[site_id] = Site(
+            id=site_id, file=self.relpath, line=start[0], col=start[1], kind=kind,
+            target=target, code=code, start=start, end=end, depth=self._depth,
+            **extra,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def _rebindable(self, base: cst.BaseExpression) -> bool:
+        """Rebinding ``x = x.clone()`` must not turn a global or closure name into a local."""
+        if isinstance(base, cst.Attribute):
+            return _base_of(base) is not None
+        if not isinstance(base, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, base, None)
+        if scope is None or isinstance(scope, ClassScope):
+            return False
+        if isinstance(scope, GlobalScope):
+            return True
+        return _assigned_in(scope, base.value)
+
+    def _enclosing_statement(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, cst.BaseSmallStatement):
+            if isinstance(current, cst.Lambda | cst.BaseComp | cst.BaseCompoundStatement):
+                return None
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        return current
+
+    def _first_on_line(self, statement: cst.BaseSmallStatement) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, statement, None)
+        if not isinstance(parent, cst.SimpleStatementLine):
+            return False
+        grand = self.get_metadata(ParentNodeProvider, parent, None)
+        return parent.body[0] is statement and isinstance(grand, cst.IndentedBlock | cst.Module)
+
+
+def _is_methodish(value: cst.BaseExpression) -> bool:
+    """``x.add_()`` clones ``x``; ``torch.relu_(x)`` names a module, so the argument is cloned."""
+    if isinstance(value, cst.Name):
+        return value.value not in {"torch", "F", "nn", "init"}
+    if isinstance(value, cst.Attribute):
+        return not (isinstance(value.value, cst.Name) and value.value.value in {"torch", "nn"})
+    return isinstance(value, cst.Subscript)
+
+
+def _base_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The variable whose tensor an in-place write lands in: ``x`` of ``x[i][j]``."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    if isinstance(target, cst.Name):
+        return target
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name | cst.Attribute):
+        return target if _base_of(target.value) is not None else None
+    return None
+
+
+def _assigned_in(scope: Scope, name: str) -> bool:
+    if name not in scope:
+        return False
+    return any(assignment.scope is scope for assignment in scope.assignments[name])
+
+
+def _outside_parens(lines: Sequence[str], start: Position, end: Position, count: int
+                    ) -> tuple[Position, Position]:  # fmt: skip
+    """Widen an expression's range to include its own ``count`` pairs of parentheses."""
+    line, col = start
+    for _ in range(count):
+        line, col = _step_back_to(lines, line, col, "(")
+    new_start = (line, col)
+    line, col = end
+    for _ in range(count):
+        line, col = _step_forward_past(lines, line, col, ")")
+    return new_start, (line, col)
+
+
+def _step_back_to(lines: Sequence[str], line: int, col: int, char: str) -> Position:
+    while True:
+        text = lines[line - 1]
+        idx = text.rfind(char, 0, col)
+        if idx >= 0:
+            return line, idx
+        line -= 1
+        col = len(lines[line - 1])
+
+
+def _step_forward_past(lines: Sequence[str], line: int, col: int, char: str) -> Position:
+    while True:
+        idx = lines[line - 1].find(char, col)
+        if idx >= 0:
+            return line, idx + 1
+        line, col = line + 1, 0
+
+
+def find_sites(source: str, relpath: str) -> list[Site]:
+    """All candidate sites of one file, in source order. Raises ``cst.ParserSyntaxError``."""
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    finder = SiteFinder(relpath, source.splitlines(), module)
+    wrapper.visit(finder)
+    return sorted(finder.sites.values(), key=lambda s: (s.start, s.kind))

@@ -1,0 +1,24 @@
+"""Plain-text edits: the common currency between finding sites and rendering patches.
+
+A candidate site knows, at analysis time, exactly which characters it would insert
+into the user's original file. Keeping that as data (not as a CST transform) is what
+lets any subset of sites render a patch without re-parsing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    """Insert ``text`` before the character at (``line``, ``col``) of the original file.
+
+    ``line`` is 1-based, ``col`` is 0-based and counts characters (not bytes) of that
+    line without its line ending. ``text`` uses ``"\\n"`` for new lines; the renderer
+    converts it to the file's own line ending.
+    """
+
+    line: int
+    col: int
+    text: str

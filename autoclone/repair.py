@@ -1,0 +1,306 @@
+"""``repair(options) -> Report``: the whole loop, from first run to verified patch.
+
+1. run the original once (anomaly mode on) to learn the error, its class, the line that
+   saved the tensor, and how many backward calls succeeded before it (n);
+2. compute the reference numbers the correct program gives for n + K backward calls;
+3. search the candidate sites (localised guesses first, then ddmin) for a 1-minimal
+   set whose instrumented trial passes the oracle;
+4. render the plain ``.clone()`` patch and run the patched script once more: only a
+   patch that passed that run reaches the user.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from autoclone import classify as cls
+from autoclone import report as rp
+from autoclone.child import FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
+from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
+from autoclone.codemods.render import instrument_edits, patch_edits
+from autoclone.codemods.sites import INPLACE, Site, find_sites
+from autoclone.oracle import FIRST_LOSS, FULL, Reference, judge
+from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
+from autoclone.patch import SourceFile, apply_edits, render_diff
+from autoclone.project import user_files
+from autoclone.search import SearchResult, find_minimal
+from autoclone.trial import RunResult, Runner, RunSpec
+
+
+class BadInput(Exception):
+    """Input autoclone cannot work on; the message is the one line the user sees."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for. ``progress`` receives one-line status messages."""
+
+    script: Path
+    args: tuple[str, ...] = ()
+    steps: int = 3
+    timeout: float = 120.0
+    device: str = "auto"
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    root: Path | None = None
+    budget: float = 900.0
+    cwd: Path = field(default_factory=Path.cwd)
+    progress: Callable[[str], None] = lambda message: None
+
+
+@dataclass
+class Project:
+    """The user's files as read once: their sources, sites and trial variants."""
+
+    root: Path
+    sources: dict[str, SourceFile]
+    sites: list[Site]
+    constants: dict[str, str]  # module-level overrides, applied to every trial text
+
+    def texts(self, variant: Mapping[str, str] | None = None) -> dict[str, str]:
+        texts = {rel: src.text for rel, src in self.sources.items()}
+        texts.update(variant or {})
+        return {rel: apply_overrides(text, self.constants) for rel, text in texts.items()}
+
+    def lines(self) -> dict[str, list[str]]:
+        return {rel: src.text.splitlines() for rel, src in self.sources.items()}
+
+    def render(self, sites: list[Site], edits: Callable[[list[Site]], list]) -> dict[str, str]:
+        out = {}
+        for rel, src in self.sources.items():
+            own = [s for s in sites if s.file == rel]
+            if own:
+                out[rel] = apply_edits(src, edits(own))
+        return out
+
+
+def load_project(options: Options) -> Project:
+    """Read and analyse the user's files; every problem becomes a ``BadInput`` line."""
+    script = options.script.resolve()
+    if not script.exists():
+        raise BadInput(f"{options.script}: no such file")
+    if not script.is_file():
+        raise BadInput(f"{options.script}: not a file")
+    root = (options.root or script.parent).resolve()
+    if not script.is_relative_to(root):
+        raise BadInput(f"{options.script}: not under the project root {root}")
+    sources, sites = {}, []
+    for path in user_files(script, root):
+        rel = path.relative_to(root).as_posix()
+        try:
+            sources[rel] = SourceFile.read(path)
+            sites.extend(find_sites(sources[rel].text, rel))
+        except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+            raise BadInput(f"{path}: cannot read: {exc}") from exc
+        except cst.ParserSyntaxError as exc:
+            raise BadInput(f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error") from exc
+    return Project(root, sources, sites, _constants(options.overrides, sources))
+
+
+def _constants(overrides: Mapping[str, str], sources: Mapping[str, SourceFile]) -> dict[str, str]:
+    constants: set[str] = set()
+    options: set[str] = set()
+    for src in sources.values():
+        constants |= module_constants(src.text)
+        options |= argparse_options(src.text)
+    unknown = sorted(set(overrides) - constants - options)
+    if unknown:
+        raise BadInput(f"--set {unknown[0]}: no module-level constant or argparse option by that name")
+    return {k: v for k, v in overrides.items() if k in constants}
+
+
+def _device_env(device: str) -> dict[str, str]:
+    if device == "cpu":
+        return {"CUDA_VISIBLE_DEVICES": ""}
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise BadInput("--device cuda: no CUDA device is available on this machine")
+    return {}
+
+
+def _runner(options: Options, project: Project) -> Runner:
+    script = options.script.resolve().relative_to(project.root).as_posix()
+    cwd = options.cwd.resolve()
+    inside = cwd.is_relative_to(project.root)
+    return Runner(
+        root=project.root, script=script, argv=options.args,
+        cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
+        timeout=options.timeout, env=_device_env(options.device),
+        overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
+    )  # fmt: skip
+
+
+def repair(options: Options) -> rp.Report:
+    """Repair the script; never raises for the user's input, returns the outcome."""
+    started = time.monotonic()
+    try:
+        project = load_project(options)
+        runner = _runner(options, project)
+    except BadInput as exc:
+        return rp.Report(rp.BAD_INPUT, str(exc), seconds=time.monotonic() - started)
+    report = _Repair(options, project, runner, started).run()
+    report.runs, report.candidates = runner.runs, len(project.sites)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+@dataclass
+class _Repair:
+    options: Options
+    project: Project
+    runner: Runner
+    started: float
+
+    def say(self, message: str) -> None:
+        self.options.progress(message)
+
+    def run(self) -> rp.Report:
+        self.say(f"running {self.options.script} to reproduce the error")
+        first = self.runner.run(RunSpec(self.project.texts(), mode=LOCATE))
+        early = _first_run_verdict(first, self.options.timeout)
+        if early is not None:
+            return early
+        assert first.error is not None or first.stderr
+        message = first.error.message if first.error else cls.last_exception_line(first.stderr)
+        kind = cls.classify(message)
+        line = first.error.line if first.error else message
+        if kind not in cls.CLONE_FIXABLE:
+            return _not_clone_fixable(kind, line)
+        return self._fix(first, kind, message, line)
+
+    def _fix(self, first: RunResult, kind: str, message: str, line: str) -> rp.Report:
+        limit = first.backward + self.options.steps
+        steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
+        base = rp.Report(rp.UNFIXABLE, "", error=line, error_class=kind, steps=steps)
+        save, failing = self._frames(first)
+        base.explanation = rp.cause(kind, message, first.forward_op, save, failing,
+                                    self.project.lines())  # fmt: skip
+        self.say(f"{kind}: {line}")
+        reference = self._reference(kind, first.backward, limit)
+        if reference is None:
+            base.summary = "could not compute reference numbers for the correct program"
+            return base
+        base.reference = reference.describe()
+        found = self._search(reference, limit, self._priority(kind, save, failing), first)
+        return self._finish(base, found, reference, limit, kind)
+
+    def _frames(self, first: RunResult) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+        own = self.project.sources
+        save = next((f for f in reversed(first.forward_frames) if f[0] in own), None)
+        frames = first.error.frames if first.error else ()
+        failing = next((f for f in reversed(frames) if f[0] in own), None)
+        return save, failing
+
+    def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
+        texts = self.project.texts()
+        if kind == cls.INPLACE_VERSION:
+            self.say("computing reference numbers (allow_mutation_on_saved_tensors)")
+            ref = self.runner.run(RunSpec(texts, mode=REFERENCE, limit=limit))
+            if ref.status in ("completed", "stopped"):
+                return Reference(FULL, ref.losses, ref.grads, ref.backward)
+        self.say("computing reference numbers (forward values with grad disabled)")
+        ref = self.runner.run(RunSpec(texts, mode=FORWARD_REFERENCE, limit=before))
+        if ref.status == "stopped" and len(ref.losses) == before + 1:
+            return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
+        return None
+
+    def _priority(self, kind: str, save: tuple[str, int] | None,
+                  failing: tuple[str, int] | None) -> list[str]:  # fmt: skip
+        """Sites the evidence points at: on the line that saved the tensor (version errors)
+        or on the line that wrote into the view (view errors); in-place targets first."""
+        anchor = save if kind == cls.INPLACE_VERSION else failing
+        if anchor is None:
+            return []
+        on_line = [s for s in self.project.sites if (s.file, s.line) == anchor]
+        on_line.sort(key=lambda s: (s.kind != INPLACE, -s.depth))
+        return [s.id for s in on_line]
+
+    def _search(self, reference: Reference, limit: int, priority: list[str],
+                first: RunResult) -> SearchResult:  # fmt: skip
+        instrumented = self.project.texts(self.project.render(self.project.sites, instrument_edits))
+        by_id = {s.id: s for s in self.project.sites}
+
+        def test(config: frozenset[str]) -> Outcome:
+            self.say(f"run {self.runner.runs + 1}: {', '.join(sorted(config)) or 'no clones'}")
+            spec = RunSpec(instrumented, mode=PLAIN, sites=config, limit=limit)
+            outcome = judge(self.runner.run(spec), reference)
+            self.say(f"  -> {_outcome_text(outcome)}")
+            return outcome
+
+        known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", first.stderr[-200:])}
+        deadline = self.started + self.options.budget
+        self.say(f"{len(by_id)} candidate sites; searching for a minimal set of clones")
+        return find_minimal(list(by_id), test, priority=priority, known=known,
+                            stop=lambda: time.monotonic() > deadline, max_priority=4)  # fmt: skip
+
+    def _finish(self, base: rp.Report, found: SearchResult, reference: Reference, limit: int,
+                kind: str) -> rp.Report:  # fmt: skip
+        if found.best is None:
+            base.summary = _no_fix_reason(found, len(self.project.sites))
+            return base
+        chosen = [s for s in self.project.sites if s.id in found.best]
+        patched = self.project.render(chosen, patch_edits)
+        self.say("verifying the patched script")
+        verdict = judge(self.runner.run(RunSpec(self.project.texts(patched), limit=limit)), reference)
+        if not isinstance(verdict, Passed):
+            base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
+            return base
+        return self._fixed(base, chosen, patched, found, kind)
+
+    def _fixed(self, base: rp.Report, chosen: list[Site], patched: dict[str, str],
+               found: SearchResult, kind: str) -> rp.Report:  # fmt: skip
+        sources = self.project.sources
+        diff = render_diff([(sources[rel], patch_edits([s for s in chosen if s.file == rel]))
+                            for rel in patched], relative_to=self.options.cwd)  # fmt: skip
+        lines = self.project.lines()
+        base.status, base.patch, base.minimal = rp.FIXED, diff, found.minimal
+        base.edits = rp.edits_of(chosen)
+        base.changes = [(sources[rel], text) for rel, text in patched.items()]
+        base.explanation += "\n" + "\n".join(rp.why(s, kind, lines) for s in chosen)
+        n = len(chosen)
+        base.summary = f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"
+        if found.stopped:
+            base.notes.append("time budget reached: the patch is verified but may not be minimal")
+        return base
+
+
+def _first_run_verdict(first: RunResult, timeout: float) -> rp.Report | None:
+    if first.status == "timeout":
+        return rp.Report(rp.TIMEOUT, f"the script neither failed nor finished within {timeout:g} s "
+                         "(use --timeout to allow longer runs)")  # fmt: skip
+    if first.status in ("completed", "stopped"):
+        return rp.Report(rp.NO_ERROR, "the script ran to its end without an error: nothing to fix")
+    if first.status == "crash":
+        return rp.Report(rp.NOT_AUTOGRAD, "the script crashed without a Python error "
+                         f"(last output: {first.stderr.strip()[-200:]!r})")  # fmt: skip
+    return None
+
+
+def _not_clone_fixable(kind: str, line: str) -> rp.Report:
+    if kind == cls.NOT_AUTOGRAD:
+        return rp.Report(rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line,
+                         error_class=kind)  # fmt: skip
+    return rp.Report(rp.UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; a .clone() cannot repair "
+                     "this class of error", error=line, error_class=kind)  # fmt: skip
+
+
+def _outcome_text(outcome: Outcome) -> str:
+    if isinstance(outcome, Passed):
+        return "passed"
+    if isinstance(outcome, TimedOut):
+        return f"timed out after {outcome.seconds:.1f} s"
+    return f"{outcome.kind}: {outcome.message}"
+
+
+def _no_fix_reason(found: SearchResult, candidates: int) -> str:
+    if found.stopped:
+        return "the time budget ran out before any set of clones passed"
+    full = next((o for c, o in found.history if len(c) == candidates), None)
+    why = f" (with every clone enabled: {_outcome_text(full)})" if full is not None else ""
+    return f"no set of the {candidates} candidate clones removes the error and keeps the numbers{why}"

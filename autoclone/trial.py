@@ -1,0 +1,178 @@
+"""Run the user's script once, for real, without ever touching the user's folder.
+
+Each run gets a fresh temporary copy of the project folder with the variant sources
+(original, instrumented or patched) written over it, its own process group (so a
+timeout kills every process the script started), and its own result file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import autoclone
+
+_IGNORED = shutil.ignore_patterns(
+    ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", "node_modules",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "*.egg-info",
+)  # fmt: skip
+
+#: A project folder larger than this is not copied once per run.
+MAX_COPY_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """The exception that ended a run, with frames relative to the project root."""
+
+    type: str
+    message: str
+    frames: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def line(self) -> str:
+        return f"{self.type}: {self.message.splitlines()[0] if self.message else ''}"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one execution showed. ``status``: completed, stopped, error, exit, timeout, crash."""
+
+    status: str
+    backward: int = 0
+    losses: tuple[Any, ...] = ()
+    grads: tuple[tuple[Any, ...], ...] = ()
+    error: ErrorInfo | None = None
+    forward_frames: tuple[tuple[str, int], ...] = ()
+    forward_op: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One execution: which sources, which mode, which sites, how many backward calls."""
+
+    files: Mapping[str, str]  # relpath -> text written over the copy
+    mode: str = "plain"
+    sites: frozenset[str] = frozenset()
+    limit: int | None = None
+
+
+@dataclass
+class Runner:
+    """Runs specs for one project; counts every execution of the user's script."""
+
+    root: Path
+    script: str  # relative to root
+    argv: tuple[str, ...] = ()
+    cwd: str = "."  # relative to root: where the user stands, when inside the root
+    timeout: float = 60.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    runs: int = 0
+
+    def run(self, spec: RunSpec) -> RunResult:
+        self.runs += 1
+        with tempfile.TemporaryDirectory(prefix="autoclone-") as tmp:
+            project = Path(tmp) / "project"
+            shutil.copytree(self.root, project, ignore=_IGNORED, symlinks=True)
+            for rel, text in spec.files.items():
+                target = project / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            return self._execute(spec, project, Path(tmp))
+
+    def _execute(self, spec: RunSpec, project: Path, tmp: Path) -> RunResult:
+        result_file = tmp / "result.json"
+        stdout, stderr = tmp / "stdout", tmp / "stderr"
+        env = self._environment(spec, project, result_file)
+        start = time.monotonic()
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from autoclone.child import main; main()"],
+                cwd=project / self.cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=err, start_new_session=True,
+            )  # fmt: skip
+            timed_out = _wait(proc, self.timeout)
+        seconds = time.monotonic() - start
+        text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
+        if timed_out:
+            return RunResult("timeout", stderr=text, seconds=seconds)
+        return _load(result_file, project, text, seconds)
+
+    def _environment(self, spec: RunSpec, project: Path, result_file: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.env)
+        package_parent = str(Path(autoclone.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("PYTHONHASHSEED", "0")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.update({
+            "AUTOCLONE_RESULT": str(result_file),
+            "AUTOCLONE_SCRIPT": str(project / self.script),
+            "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
+            "AUTOCLONE_MODE": spec.mode,
+            "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
+            "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
+            "AUTOCLONE_OVERRIDES": json.dumps(dict(self.overrides)),
+        })  # fmt: skip
+        return env
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the script; on timeout kill its whole process group. Always reap stragglers."""
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    _kill_group(proc.pid)
+    if timed_out:
+        proc.wait()
+    return timed_out
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _relative(frames: Any, project: Path) -> tuple[tuple[str, int], ...]:
+    """Frames in the copy become frames in the user's project; library frames keep paths."""
+    out = []
+    prefix = str(project) + os.sep
+    for file, line in frames or ():
+        rel = file[len(prefix) :] if file.startswith(prefix) else file
+        out.append((rel.replace(os.sep, "/") if rel != file else file, int(line)))
+    return tuple(out)
+
+
+def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunResult:
+    try:
+        data = json.loads(result_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return RunResult("crash", stderr=stderr, seconds=seconds)
+    error = data.get("error")
+    info = None
+    if error:
+        info = ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
+    return RunResult(
+        status=data["status"], backward=data["backward"], losses=tuple(data["losses"]),
+        grads=tuple(tuple(g) for g in data["grads"]), error=info,
+        forward_frames=_relative(data["forward_frames"], project),
+        forward_op=data.get("forward_op", ""), stderr=stderr, seconds=seconds,
+    )  # fmt: skip
