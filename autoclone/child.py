@@ -26,7 +26,9 @@ from typing import Any
 PLAIN = "plain"  # run as the user would
 LOCATE = "locate"  # plain, plus anomaly mode to learn which forward line saved the tensor
 REFERENCE = "reference"  # PyTorch's clone-on-mutation mode: what the user meant
-FORWARD_REFERENCE = "forward_reference"  # grad disabled: forward values with intended aliasing
+#: The first ``limit`` steps as written, then the failing step's forward pass with grad
+#: disabled: its values keep the program's aliasing, which the eager view errors forbid.
+FORWARD_REFERENCE = "forward_reference"
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -108,13 +110,15 @@ def _install_backward_counter(state: _State) -> None:
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
         loss = sum(float(t.detach().double().sum()) for t in roots if isinstance(t, torch.Tensor))
         state.losses.append(_number(loss))  # type: ignore[arg-type]
-        if state.mode == FORWARD_REFERENCE:
-            state.stop()
+        if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
+            state.stop()  # the loss of the step that failed, computed with grad off
         leaves = _leaves(roots)
         original(tensors, *args, **kwargs)
         state.backward += 1
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
-        if state.limit is not None and state.backward >= state.limit:
+        if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
+            torch.set_grad_enabled(False)
+        elif state.limit is not None and state.backward >= state.limit:
             state.stop()
 
     torch.autograd.backward = backward  # type: ignore[assignment]
@@ -173,6 +177,27 @@ def _capture_anomaly(state: _State) -> None:
     warnings.showwarning = showwarning
 
 
+def _storage_keyed_saved_tensors() -> None:
+    """Make clone-on-mutation see writes through views that start inside a buffer.
+
+    torch keys saved tensors by ``(data_ptr, version)``; a write through ``a[t:t+1]``
+    has another ``data_ptr``, so the saved ``a`` is not copied and the "reference"
+    silently uses modified values. Views share their base's storage and version
+    counter, so keying by storage copies every saved view a write can reach.
+    """
+    from torch.autograd import graph
+
+    original = graph._get_sid
+
+    def storage_sid(tensor: Any) -> tuple[int, int]:
+        try:
+            return (tensor.untyped_storage().data_ptr(), tensor._version)
+        except (RuntimeError, NotImplementedError):  # fake or functional tensors
+            return original(tensor)
+
+    graph._get_sid = storage_sid
+
+
 def _seed() -> None:
     random.seed(0)
     try:
@@ -224,13 +249,14 @@ def main() -> None:
     if mode == REFERENCE:
         import torch
 
+        _storage_keyed_saved_tensors()
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
             _run_script(script, argv, state)
     elif mode == FORWARD_REFERENCE:
         import torch
 
-        with torch.no_grad():
-            _run_script(script, argv, state)
+        torch.set_grad_enabled(not limit == 0)  # off from the step that failed
+        _run_script(script, argv, state)
     else:
         _run_script(script, argv, state)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoclone.classify import DESCRIPTIONS, saved_by
-from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, SUBSCRIPT, Site
+from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
 from autoclone.patch import SourceFile
 
 FIXED = "fixed"
@@ -131,10 +131,14 @@ def why(site: Site, error_class: str, lines: dict[str, list[str]]) -> str:
                            "backward keeps the version it had when it was saved.")  # fmt: skip
         return base + (": the write goes to an ordinary tensor instead of a view that "
                        "autograd cannot track.")  # fmt: skip
-    what = {ASSIGN: "the value assigned", SUBSCRIPT: "the slice read", ARG: "the argument"}
-    return (f"Fix at {at}: clone {what.get(site.kind, 'the value')} `{site.target}`: the "
-            "operation then works on its own copy, so the later in-place write no longer "
-            "changes what it saved (or is no longer a write into a view).")  # fmt: skip
+    what = {ASSIGN: "the value assigned", SUBSCRIPT: "the slice read", ARG: "the argument",
+            OPERAND: "the operand"}  # fmt: skip
+    fix = f"Fix at {at}: clone {what.get(site.kind, 'the value')} `{site.target}`: "
+    if error_class == "inplace_version":
+        return fix + ("the operation there works on its own copy, so the later in-place "
+                      "write no longer changes the tensor saved for backward.")  # fmt: skip
+    return fix + ("the in-place write then modifies an ordinary tensor instead of a view "
+                  "whose changes autograd cannot track.")  # fmt: skip
 
 
 def edits_of(sites: Sequence[Site]) -> list[Edit]:

@@ -54,8 +54,8 @@ class _Runner:
         self.history: list[tuple[Config, Outcome]] = []
         self.best: Config | None = None
 
-    def passes(self, config: Config) -> bool:
-        """Only a real Passed counts: a timeout or any failure must not shrink the patch."""
+    def outcome(self, config: Config) -> Outcome:
+        """The cached outcome, or a real run when the cache has none."""
         outcome = self._cache.get(config)
         if outcome is None:
             if self._stop():
@@ -63,10 +63,13 @@ class _Runner:
             outcome = self._test(config)
             self._cache[config] = outcome
             self.history.append((config, outcome))
-        passed = isinstance(outcome, Passed)
-        if passed and (self.best is None or len(config) < len(self.best)):
+        if isinstance(outcome, Passed) and (self.best is None or len(config) < len(self.best)):
             self.best = config
-        return passed
+        return outcome
+
+    def passes(self, config: Config) -> bool:
+        """Only a real Passed counts: a timeout or any failure must not shrink the patch."""
+        return isinstance(self.outcome(config), Passed)
 
     def known_to_fail(self, config: Config) -> bool:
         """Lets callers claim minimality from evidence already paid for, without a run."""
@@ -143,6 +146,24 @@ def _minimise(run: _Runner, items: list[str]) -> list[str]:
         items = smaller
 
 
+def _split_past_breakers(
+    run: _Runner, items: list[str], fixed_but_wrong: Callable[[Outcome], bool]
+) -> list[str] | None:
+    """When every clone at once removes the error but breaks intended aliasing, some sites
+    fix and others break. Halve the set breadth-first, keeping only halves whose outcome
+    says the error is gone (they still hold a fixer), until a half passes."""
+    queue = [items]
+    while queue:
+        current = queue.pop(0)
+        if len(current) < 2 or not fixed_but_wrong(run.outcome(frozenset(current))):
+            continue
+        for half in _split(current, 2):
+            if run.passes(frozenset(half)):
+                return half
+            queue.append(half)
+    return None
+
+
 def _guesses(items: list[str], priority: Sequence[str]) -> list[str]:
     """Priority ids that are real candidates, deduplicated, in the localiser's order."""
     present = set(items)
@@ -172,8 +193,13 @@ def find_minimal(
     known: Mapping[frozenset[str], Outcome] | None = None,
     stop: Stop = _never,
     max_priority: int = 3,
+    fixed_but_wrong: Callable[[Outcome], bool] = lambda outcome: False,
 ) -> SearchResult:
     """Return a 1-minimal passing subset of ``ids``, trying the localiser's guesses first.
+
+    ``fixed_but_wrong`` tells apart a failure that still shows the original error from
+    one where the error is gone but other edits changed the results; only the latter
+    is worth splitting when the full set fails.
 
     ``known`` seeds the cache (typically the empty set, already seen to fail) so those
     configurations are never run again. ``stop`` is polled before every real run so a
@@ -184,9 +210,11 @@ def find_minimal(
     try:
         found = _priority_hit(run, items, priority, max_priority)
         if found is None:
-            if not run.passes(frozenset(items)):
-                return run.result(None, minimal=False)
             found = _prioritised(items, priority)
+            if not run.passes(frozenset(found)):
+                found = _split_past_breakers(run, found, fixed_but_wrong)
+            if found is None:
+                return run.result(None, minimal=False)
         return run.result(frozenset(_minimise(run, found)), minimal=True)
     except _Stopped:
         return run.result(run.best, minimal=False, stopped=True)

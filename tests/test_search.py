@@ -236,3 +236,27 @@ else:
     @pytest.mark.skip(reason="hypothesis is not installed")
     def test_monotone_target_is_recovered_exactly() -> None:
         """Placeholder so the missing property test shows up as skipped, not absent."""
+
+
+def test_full_set_that_breaks_numbers_is_split_until_a_fixer_passes_alone() -> None:
+    """All clones remove the error but one breaks intended aliasing: split past it."""
+    ids = [f"s{i}" for i in range(40)]
+
+    def test(config: frozenset[str]) -> Outcome:
+        if "s23" not in config:
+            return Failed("inplace_version", "original error")
+        return Failed("numbers", "aliasing broken") if "s7" in config else Passed()
+
+    result = find_minimal(
+        ids, test, known={frozenset(): Failed("original")},
+        fixed_but_wrong=lambda o: isinstance(o, Failed) and o.kind == "numbers",
+    )  # fmt: skip
+    assert result.best == frozenset({"s23"})
+    assert result.minimal
+    assert result.tests <= 2 + 2 * math.ceil(math.log2(40)) * 2
+
+
+def test_full_set_failing_without_the_hint_gives_up() -> None:
+    ids = ["a", "b"]
+    result = find_minimal(ids, lambda c: Passed() if c == {"a"} else Failed("numbers"))
+    assert result.best is None

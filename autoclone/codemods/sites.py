@@ -27,6 +27,7 @@ ASSIGN = "assign"  # right-hand side of an assignment: ``y = expr`` -> ``y = exp
 SUBSCRIPT = "subscript"  # a subscript read used as an operand: ``h[b]`` -> ``h[b].clone()``
 ARG = "arg"  # a call argument: ``f(x)`` -> ``f(x.clone())``
 INPLACE = "inplace"  # target of an in-place op, cloned just before it: ``x = x.clone()``
+OPERAND = "operand"  # a variable used as an operand: ``w * x`` -> ``w * x.clone()``
 
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
 _INERT_CALLS = frozenset(
@@ -197,6 +198,11 @@ class SiteFinder(cst.CSTVisitor):
         if isinstance(parent, cst.Assign | cst.AnnAssign | cst.Arg | cst.AugAssign):
             return  # covered by the assignment / argument site of the same node
         self._add_expr(node, SUBSCRIPT)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for operand in (node.left, node.right):
+            if isinstance(operand, cst.Name | cst.Attribute):
+                self._add_expr(operand, OPERAND)
 
     # -- recording -----------------------------------------------------------------------
     def _range(self, node: cst.CSTNode) -> CodeRange:

@@ -1,0 +1,132 @@
+"""The command contract that editors and scripts depend on, exercised through a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BROKEN = textwrap.dedent(
+    """\
+    import torch
+
+    EPOCHS = 50
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    for step in range(EPOCHS):
+        u = 2 * w
+        e = u.exp()
+        loss = e.sum()
+        e[0] = 0.0
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(f"step {step} loss {loss.item():.6f}")
+    """
+)
+
+
+def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "autoclone", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    script = tmp_path / "train.py"
+    script.write_text(BROKEN)
+    return script
+
+
+def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["fix", "missing.py"], "missing.py"),
+        (["fix", "."], "."),
+        (["fix", "train.py", "--steps", "0"], "--steps"),
+        (["fix", "train.py", "--set", "EPOCHS"], "NAME=VALUE"),
+        (["fix", "train.py", "--no-such-option"], "no-such-option"),
+        (["fix", "train.py", "--set", "NOPE=1"], "NOPE"),
+        (["fix", "train.py", "--device", "tpu"], "tpu"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(broken: Path, args: list[str], needle: str) -> None:
+    result = autoclone(*args, cwd=broken.parent)
+    assert result.returncode == 2
+    assert needle in _one_clear_line(result)
+    assert result.stdout == ""
+
+
+def test_syntax_error_is_bad_input_with_location(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("import torch\ndef f(:\n    pass\n")
+    result = autoclone("fix", "bad.py", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["status"] == "bad_input"
+    assert "bad.py:2" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_dry_run_prints_only_a_diff_that_git_applies(broken: Path) -> None:
+    before = broken.read_bytes()
+    result = autoclone("fix", "train.py", "--dry-run", cwd=broken.parent)
+    assert result.returncode == 0, result.stderr
+    assert broken.read_bytes() == before
+    assert result.stdout.startswith("diff --git a/train.py b/train.py\n")
+    assert "Saved for backward at train.py:9" in result.stderr
+    subprocess.run(["git", "apply", "--check", "-"], input=result.stdout, text=True,
+                   cwd=broken.parent, check=True)  # fmt: skip
+    subprocess.run(["patch", "-p1", "--dry-run"], input=result.stdout, text=True,
+                   cwd=broken.parent, check=True, capture_output=True)  # fmt: skip
+
+
+def test_fix_writes_the_verified_patch_and_json_reports_it(broken: Path) -> None:
+    result = autoclone("fix", "train.py", "--format", "json", cwd=broken.parent)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "fixed"
+    assert report["error"]["class"] == "inplace_version"
+    assert set(report) >= {"patch", "edits", "runs", "candidates", "seconds", "explanation"}
+    assert report["runs"] >= 3 and report["candidates"] > 0
+    assert [e["line"] for e in report["edits"]] in ([9], [11])
+    rerun = subprocess.run([sys.executable, "train.py"], cwd=broken.parent, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert rerun.returncode == 0 and rerun.stdout.count("\n") == 50
+
+
+def test_script_arguments_after_double_dash_reach_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "args.py"
+    script.write_text("import sys\nassert sys.argv[1:] == ['--lr', '0.5'], sys.argv\n")
+    result = autoclone("fix", "args.py", "--format", "json", "--", "--lr", "0.5", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "no_error"
+
+
+def test_cuda_without_a_device_is_refused(broken: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = autoclone("fix", "train.py", "--device", "cuda", cwd=broken.parent)
+    assert result.returncode == 2
+    assert "CUDA" in _one_clear_line(result)
+
+
+def test_not_autograd_error_exits_1_without_patch(tmp_path: Path) -> None:
+    (tmp_path / "shape.py").write_text("import torch\ntorch.ones(2, 3) @ torch.ones(2, 3)\n")
+    result = autoclone("fix", "shape.py", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "not_autograd" in result.stderr

@@ -1,0 +1,92 @@
+"""Every folder under fixtures/ is a real script repaired for real, then run again patched.
+
+A fixture is ``input.py`` plus ``expected.json`` (status, error class, options), and for
+fixed cases ``expected.patch`` (regenerate with ``pytest --regen-fixtures``) and
+``expert.py``, the fix a person would write: the patched script must print exactly what
+the expert's prints, and the patch may not change more lines than the expert's fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoclone.repair import Options, repair
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+_NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "README.md", "wrong.py"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "case" in metafunc.fixturenames:
+        cases = sorted(p for p in FIXTURES.iterdir() if (p / "input.py").is_file())
+        metafunc.parametrize("case", cases, ids=[p.name for p in cases])
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _run(folder: Path, script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, script, *args], cwd=folder, capture_output=True, text=True, timeout=120
+    )
+
+
+def _changed_lines(before: str, after: str) -> int:
+    """Lines of the new file that are new or edited: a line with a clone added counts once."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
+
+
+def _workdir(case: Path, tmp_path: Path) -> Path:
+    work = tmp_path / case.name
+    shutil.copytree(case, work, ignore=lambda _d, names: [n for n in names if n in _NOT_COPIED])
+    return work
+
+
+def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    expected: dict[str, Any] = json.loads((case / "expected.json").read_text())
+    work = _workdir(case, tmp_path)
+    args = list(expected.get("args", []))
+    before = _snapshot(work)
+    report = repair(Options(script=work / "input.py", args=tuple(args), cwd=work,
+                            timeout=float(expected.get("timeout", 60))))  # fmt: skip
+    assert report.status == expected["status"], report.summary
+    assert _snapshot(work) == before, "a trial wrote into the user's folder"
+    if expected["status"] != "fixed":
+        assert report.patch == ""
+        return
+    assert report.error_class == expected["error_class"]
+    patch_file = case / "expected.patch"
+    if request.config.getoption("--regen-fixtures"):
+        patch_file.write_text(report.patch)
+    assert report.patch == patch_file.read_text()
+    _check_patched_run(case, work, report.patch, args)
+
+
+def _check_patched_run(case: Path, work: Path, patch: str, args: list[str]) -> None:
+    """The patch applies with git, runs to its end, and prints what the expert's fix prints."""
+    original = (work / "input.py").read_text()
+    subprocess.run(["git", "apply", "--check", "-"], input=patch, text=True, cwd=work, check=True)
+    subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=work, check=True)
+    patched = _run(work, "input.py", args)
+    assert patched.returncode == 0, patched.stderr[-2000:]
+    shutil.copy(case / "expert.py", work / "expert.py")
+    expert = _run(work, "expert.py", args)
+    assert expert.returncode == 0, expert.stderr[-2000:]
+    assert patched.stdout == expert.stdout
+    expert_lines = _changed_lines(original, (case / "expert.py").read_text())
+    assert _changed_lines(original, (work / "input.py").read_text()) <= expert_lines

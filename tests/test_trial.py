@@ -1,0 +1,119 @@
+"""The trial runner: isolation, early stop, seeds and the process-group timeout, for real."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+from autoclone.child import FORWARD_REFERENCE, REFERENCE
+from autoclone.trial import Runner, RunSpec
+
+TRAIN = textwrap.dedent(
+    """\
+    import random
+    import torch
+
+    w = torch.randn(4, requires_grad=True)
+    print("first random", random.random(), float(torch.rand(1)))
+    for step in range(1000):
+        loss = (w * w).sum()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+            w.grad = None
+    print("finished")
+    """
+)
+
+
+def _runner(tmp_path: Path, source: str, **kwargs: object) -> Runner:
+    (tmp_path / "train.py").write_text(source)
+    return Runner(root=tmp_path, script="train.py", **kwargs)  # type: ignore[arg-type]
+
+
+def test_stops_after_exactly_the_requested_backward_calls(tmp_path: Path) -> None:
+    runner = _runner(tmp_path, TRAIN)
+    result = runner.run(RunSpec({}, limit=5))
+    assert result.status == "stopped"
+    assert result.backward == 5 and len(result.losses) == 5 and len(result.grads) == 5
+    assert result.losses[1] < result.losses[0]
+    assert runner.runs == 1
+
+
+def test_runs_are_reproducible_and_never_write_into_the_user_folder(tmp_path: Path) -> None:
+    source = TRAIN.replace('print("finished")', 'open("out.txt", "w").write("x")')
+    runner = _runner(tmp_path, source)
+    first, second = runner.run(RunSpec({})), runner.run(RunSpec({}))
+    assert first.status == second.status == "completed"
+    assert first.losses == second.losses and first.backward == 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path.parent / f"{tmp_path.name}-child.pid"
+    source = textwrap.dedent(
+        f"""\
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        while True:
+            time.sleep(0.05)
+        """
+    )
+    runner = _runner(tmp_path, source, timeout=3.0)
+    started = time.monotonic()
+    result = runner.run(RunSpec({}))
+    assert result.status == "timeout"
+    assert time.monotonic() - started < 30
+    pid = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not _alive(pid), "the script's own child process survived the timeout"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_error_frames_are_relative_to_the_project(tmp_path: Path) -> None:
+    source = "import torch\nx = torch.ones(2, requires_grad=True)\nx.add_(1)\n"
+    result = _runner(tmp_path, source).run(RunSpec({}))
+    assert result.status == "error" and result.error is not None
+    assert result.error.frames[-1] == ("train.py", 3)
+    assert "leaf Variable" in result.error.message
+
+
+def test_reference_modes_compute_what_the_user_meant(tmp_path: Path) -> None:
+    """Clone-on-mutation gives the values saved before the write; grad-off keeps aliasing."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        t = torch.arange(3.0, requires_grad=True)
+        for step in range(3):
+            u = 2 * t
+            e = u.exp()
+            loss = e.sum()
+            e[0] = 666.0
+            loss.backward()
+        """
+    )
+    runner = _runner(tmp_path, source)
+    assert runner.run(RunSpec({})).status == "error"
+    ref = runner.run(RunSpec({}, mode=REFERENCE, limit=3))
+    assert ref.status == "stopped" and ref.backward == 3
+    expected_grad_sum = sum(2 * 2.718281828459045 ** (2 * i) for i in range(3))
+    assert abs(ref.grads[0][0] - expected_grad_sum) < 1e-3
+    forward = runner.run(RunSpec({}, mode=FORWARD_REFERENCE, limit=0))
+    assert forward.status == "stopped" and forward.losses == ref.losses[:1]
+    late = _runner(tmp_path, source.replace("    e[0] = 666.0", "    if step == 2:\n        e[0] = 666.0"))
+    first = late.run(RunSpec({}))
+    assert first.status == "error" and first.backward == 2
+    two = late.run(RunSpec({}, mode=FORWARD_REFERENCE, limit=2))
+    assert two.status == "stopped" and two.backward == 2 and len(two.losses) == 3
+    assert two.losses == ref.losses
