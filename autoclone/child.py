@@ -48,10 +48,15 @@ class _State:
 
     def write(self, status: str, error: dict[str, Any] | None = None, code: int = 0) -> None:
         data = {
-            "status": status, "backward": self.backward, "losses": self.losses,
-            "grads": self.grads, "error": error, "exit_code": code,
-            "forward_frames": self.forward_frames, "forward_op": self.forward_op,
-        }  # fmt: skip
+            "status": status,
+            "backward": self.backward,
+            "losses": self.losses,
+            "grads": self.grads,
+            "error": error,
+            "exit_code": code,
+            "forward_frames": self.forward_frames,
+            "forward_op": self.forward_op,
+        }
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh)

@@ -19,8 +19,12 @@ from autoclone import report as rp
 from autoclone.patch import PatchError, write_files
 from autoclone.repair import Options, repair
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="Repair PyTorch scripts that crash in autograd with a minimal, verified patch.")  # fmt: skip
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Repair PyTorch scripts that crash in autograd with a minimal, verified patch.",
+)
 
 
 class Device(str, Enum):
@@ -56,22 +60,38 @@ def _root() -> None:
 @app.command()
 def fix(
     path: Annotated[Path, typer.Argument(help="The script to repair.", show_default=False)],
-    script_args: Annotated[list[str] | None, typer.Argument(help="Arguments for the script, after --.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the patch; write nothing.")] = False,
+    script_args: Annotated[
+        list[str] | None, typer.Argument(help="Arguments for the script, after --.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
+    ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds allowed for each run.")] = 120.0,
-    steps: Annotated[int, typer.Option(min=1, help="Backward calls past the first error a trial must survive.")] = 3,
+    steps: Annotated[
+        int, typer.Option(min=1, help="Backward calls past the first error a trial must survive.")
+    ] = 3,
     device: Annotated[Device, typer.Option(help="auto, cpu or cuda.")] = Device.auto,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="NAME=VALUE for trials only.")] = None,
-    root: Annotated[Path | None, typer.Option(help="Project root (default: the script's folder).")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="NAME=VALUE for trials only.")
+    ] = None,
+    root: Annotated[
+        Path | None, typer.Option(help="Project root (default: the script's folder).")
+    ] = None,
     budget: Annotated[float, typer.Option(min=1.0, help="Seconds for the whole search.")] = 900.0,
 ) -> None:
     """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""
     options = Options(
-        script=path, args=tuple(script_args or ()), steps=steps, timeout=timeout,
-        device=device.value, overrides=_overrides(set_ or []), root=root, budget=budget,
+        script=path,
+        args=tuple(script_args or ()),
+        steps=steps,
+        timeout=timeout,
+        device=device.value,
+        overrides=_overrides(set_ or []),
+        root=root,
+        budget=budget,
         progress=lambda m: _err(f"autoclone: {m}"),
-    )  # fmt: skip
+    )
     report = repair(options)
     if report.status == rp.FIXED and not dry_run:
         _apply(report)
@@ -101,8 +121,10 @@ def _emit(report: rp.Report, fmt: Format, dry_run: bool) -> None:
         _err(f"autoclone: error: {report.summary}")
     else:
         written = " (written)" if report.status == rp.FIXED and not dry_run else ""
-        _err(f"autoclone: {report.status}: {report.summary}{written}  "
-             f"[{report.runs} runs, {report.candidates} candidates, {report.seconds:.1f} s]")  # fmt: skip
+        _err(
+            f"autoclone: {report.status}: {report.summary}{written}  "
+            f"[{report.runs} runs, {report.candidates} candidates, {report.seconds:.1f} s]"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

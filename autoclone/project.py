@@ -14,8 +14,10 @@ _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", "site-pack
 
 def _module_file(root: Path, dotted: str) -> Path | None:
     parts = dotted.split(".")
-    for candidate in (root.joinpath(*parts).with_suffix(".py"),
-                      root.joinpath(*parts, "__init__.py")):  # fmt: skip
+    for candidate in (
+        root.joinpath(*parts).with_suffix(".py"),
+        root.joinpath(*parts, "__init__.py"),
+    ):
         if candidate.is_file() and not _SKIP_DIRS.intersection(candidate.parts):
             return candidate
     return None

@@ -29,7 +29,7 @@ from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal
-from autoclone.trial import RunResult, Runner, RunSpec
+from autoclone.trial import Runner, RunResult, RunSpec
 
 
 class BadInput(Exception):
@@ -122,7 +122,9 @@ def _constants(overrides: Mapping[str, str], sources: Mapping[str, SourceFile]) 
         options |= argparse_options(src.text)
     unknown = sorted(set(overrides) - constants - options)
     if unknown:
-        raise BadInput(f"--set {unknown[0]}: no module-level constant or argparse option by that name")
+        raise BadInput(
+            f"--set {unknown[0]}: no module-level constant or argparse option by that name"
+        )
     return {k: v for k, v in overrides.items() if k in constants}
 
 
@@ -142,11 +144,14 @@ def _runner(options: Options, project: Project) -> Runner:
     cwd = options.cwd.resolve()
     inside = cwd.is_relative_to(project.root)
     return Runner(
-        root=project.root, script=script, argv=options.args,
+        root=project.root,
+        script=script,
+        argv=options.args,
         cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
-        timeout=options.timeout, env=_device_env(options.device),
+        timeout=options.timeout,
+        env=_device_env(options.device),
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
-    )  # fmt: skip
+    )
 
 
 def repair(options: Options) -> rp.Report:
@@ -192,8 +197,9 @@ class _Repair:
         steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
         base = rp.Report(rp.UNFIXABLE, "", error=line, error_class=kind, steps=steps)
         save, failing = self._frames(first)
-        base.explanation = rp.cause(kind, message, first.forward_op, save, failing,
-                                    self.project.lines())  # fmt: skip
+        base.explanation = rp.cause(
+            kind, message, first.forward_op, save, failing, self.project.lines()
+        )
         self.say(f"{kind}: {line}")
         reference = self._reference(kind, first.backward, limit)
         if reference is None:
@@ -223,8 +229,9 @@ class _Repair:
             return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
         return None
 
-    def _priority(self, kind: str, save: tuple[str, int] | None,
-                  failing: tuple[str, int] | None) -> list[str]:  # fmt: skip
+    def _priority(
+        self, kind: str, save: tuple[str, int] | None, failing: tuple[str, int] | None
+    ) -> list[str]:
         """Sites the evidence points at: on the line that saved the tensor (version errors)
         or on the line that wrote into the view (view errors); in-place targets first."""
         anchor = save if kind == cls.INPLACE_VERSION else failing
@@ -234,8 +241,9 @@ class _Repair:
         on_line.sort(key=lambda s: (s.kind != INPLACE, -s.depth))
         return [s.id for s in on_line]
 
-    def _search(self, reference: Reference, limit: int, priority: list[str],
-                first: RunResult) -> SearchResult:  # fmt: skip
+    def _search(
+        self, reference: Reference, limit: int, priority: list[str], first: RunResult
+    ) -> SearchResult:
         instrumented = self.project.texts(self.project.render(self.project.sites, instrument_edits))
         by_id = {s.id: s for s in self.project.sites}
 
@@ -246,39 +254,60 @@ class _Repair:
             self.say(f"  -> {_outcome_text(outcome)}")
             return outcome
 
-        known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", first.stderr[-200:])}
+        known: dict[frozenset[str], Outcome] = {
+            frozenset(): Failed("original", first.stderr[-200:])
+        }
         deadline = self.started + self.options.budget
         self.say(f"{len(by_id)} candidate sites; searching for a minimal set of clones")
-        return find_minimal(list(by_id), test, priority=priority, known=known,
-                            stop=lambda: time.monotonic() > deadline, max_priority=4,
-                            fixed_but_wrong=_error_gone)  # fmt: skip
+        return find_minimal(
+            list(by_id),
+            test,
+            priority=priority,
+            known=known,
+            stop=lambda: time.monotonic() > deadline,
+            max_priority=4,
+            fixed_but_wrong=_error_gone,
+        )
 
-    def _finish(self, base: rp.Report, found: SearchResult, reference: Reference, limit: int,
-                kind: str) -> rp.Report:  # fmt: skip
+    def _finish(
+        self, base: rp.Report, found: SearchResult, reference: Reference, limit: int, kind: str
+    ) -> rp.Report:
         if found.best is None:
             base.summary = _no_fix_reason(found, len(self.project.sites))
             return base
         chosen = [s for s in self.project.sites if s.id in found.best]
         patched = self.project.render(chosen, patch_edits)
         self.say("verifying the patched script")
-        verdict = judge(self.runner.run(RunSpec(self.project.texts(patched), limit=limit)), reference)
+        verdict = judge(
+            self.runner.run(RunSpec(self.project.texts(patched), limit=limit)), reference
+        )
         if not isinstance(verdict, Passed):
             base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
             return base
         return self._fixed(base, chosen, patched, found, kind)
 
-    def _fixed(self, base: rp.Report, chosen: list[Site], patched: dict[str, str],
-               found: SearchResult, kind: str) -> rp.Report:  # fmt: skip
+    def _fixed(
+        self,
+        base: rp.Report,
+        chosen: list[Site],
+        patched: dict[str, str],
+        found: SearchResult,
+        kind: str,
+    ) -> rp.Report:
         sources = self.project.sources
-        diff = render_diff([(sources[rel], patch_edits([s for s in chosen if s.file == rel]))
-                            for rel in patched], relative_to=self.options.cwd)  # fmt: skip
+        diff = render_diff(
+            [(sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched],
+            relative_to=self.options.cwd,
+        )
         lines = self.project.lines()
         base.status, base.patch, base.minimal = rp.FIXED, diff, found.minimal
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in patched.items()]
         base.explanation += "\n" + "\n".join(rp.why(s, kind, lines) for s in chosen)
         n = len(chosen)
-        base.summary = f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"
+        base.summary = (
+            f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"
+        )
         if found.stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
@@ -286,22 +315,33 @@ class _Repair:
 
 def _first_run_verdict(first: RunResult, timeout: float) -> rp.Report | None:
     if first.status == "timeout":
-        return rp.Report(rp.TIMEOUT, f"the script neither failed nor finished within {timeout:g} s "
-                         "(use --timeout to allow longer runs)")  # fmt: skip
+        return rp.Report(
+            rp.TIMEOUT,
+            f"the script neither failed nor finished within {timeout:g} s "
+            "(use --timeout to allow longer runs)",
+        )
     if first.status in ("completed", "stopped"):
         return rp.Report(rp.NO_ERROR, "the script ran to its end without an error: nothing to fix")
     if first.status == "crash":
-        return rp.Report(rp.NOT_AUTOGRAD, "the script crashed without a Python error "
-                         f"(last output: {first.stderr.strip()[-200:]!r})")  # fmt: skip
+        return rp.Report(
+            rp.NOT_AUTOGRAD,
+            "the script crashed without a Python error "
+            f"(last output: {first.stderr.strip()[-200:]!r})",
+        )
     return None
 
 
 def _not_clone_fixable(kind: str, line: str) -> rp.Report:
     if kind == cls.NOT_AUTOGRAD:
-        return rp.Report(rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line,
-                         error_class=kind)  # fmt: skip
-    return rp.Report(rp.UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; a .clone() cannot repair "
-                     "this class of error", error=line, error_class=kind)  # fmt: skip
+        return rp.Report(
+            rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line, error_class=kind
+        )
+    return rp.Report(
+        rp.UNFIXABLE,
+        f"{kind}: {cls.DESCRIPTIONS[kind]}; a .clone() cannot repair this class of error",
+        error=line,
+        error_class=kind,
+    )
 
 
 def _error_gone(outcome: Outcome) -> bool:
@@ -322,4 +362,6 @@ def _no_fix_reason(found: SearchResult, candidates: int) -> str:
         return "the time budget ran out before any set of clones passed"
     full = next((o for c, o in found.history if len(c) == candidates), None)
     why = f" (with every clone enabled: {_outcome_text(full)})" if full is not None else ""
-    return f"no set of the {candidates} candidate clones removes the error and keeps the numbers{why}"
+    return (
+        f"no set of the {candidates} candidate clones removes the error and keeps the numbers{why}"
+    )

@@ -85,14 +85,20 @@ class Report:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "status": self.status, "summary": self.summary,
+            "status": self.status,
+            "summary": self.summary,
             "error": {"class": self.error_class, "message": self.error},
-            "patch": self.patch, "edits": [e.as_json() for e in self.edits],
-            "runs": self.runs, "candidates": self.candidates,
-            "seconds": round(self.seconds, 3), "explanation": self.explanation,
-            "reference": self.reference, "steps": self.steps, "minimal": self.minimal,
+            "patch": self.patch,
+            "edits": [e.as_json() for e in self.edits],
+            "runs": self.runs,
+            "candidates": self.candidates,
+            "seconds": round(self.seconds, 3),
+            "explanation": self.explanation,
+            "reference": self.reference,
+            "steps": self.steps,
+            "minimal": self.minimal,
             "notes": self.notes,
-        }  # fmt: skip
+        }
 
 
 def _where(frame: tuple[str, int] | None, lines: dict[str, list[str]]) -> str:
@@ -109,15 +115,25 @@ def _op_name(grad_fn: str) -> str:
     return name.split("::")[-1]
 
 
-def cause(error_class: str, message: str, forward_op: str, save: tuple[str, int] | None,
-          failing: tuple[str, int] | None, lines: dict[str, list[str]]) -> str:  # fmt: skip
+def cause(
+    error_class: str,
+    message: str,
+    forward_op: str,
+    save: tuple[str, int] | None,
+    failing: tuple[str, int] | None,
+    lines: dict[str, list[str]],
+) -> str:
     """Plain words for what went wrong, before any repair was tried."""
-    parts = [f"What failed: {DESCRIPTIONS.get(error_class, error_class)}, at {_where(failing, lines)}."]
+    parts = [
+        f"What failed: {DESCRIPTIONS.get(error_class, error_class)}, at {_where(failing, lines)}."
+    ]
     found = saved_by(message)
     op = _op_name(forward_op or (found[1] if found else ""))
     if save is not None:
         keeps = SAVES.get(op, "a tensor it needs to compute the gradient")
-        parts.append(f"Saved for backward at {_where(save, lines)}: {op or 'this op'} keeps {keeps}.")
+        parts.append(
+            f"Saved for backward at {_where(save, lines)}: {op or 'this op'} keeps {keeps}."
+        )
     return "\n".join(parts)
 
 
@@ -127,18 +143,29 @@ def why(site: Site, error_class: str, lines: dict[str, list[str]]) -> str:
     if site.kind == INPLACE:
         base = f"Modified in place at {at}. Fix: `{site.code}` just before it"
         if error_class == "inplace_version":
-            return base + (": the write lands in a private copy, so the tensor saved for "
-                           "backward keeps the version it had when it was saved.")  # fmt: skip
-        return base + (": the write goes to an ordinary tensor instead of a view that "
-                       "autograd cannot track.")  # fmt: skip
-    what = {ASSIGN: "the value assigned", SUBSCRIPT: "the slice read", ARG: "the argument",
-            OPERAND: "the operand"}  # fmt: skip
+            return base + (
+                ": the write lands in a private copy, so the tensor saved for "
+                "backward keeps the version it had when it was saved."
+            )
+        return base + (
+            ": the write goes to an ordinary tensor instead of a view that autograd cannot track."
+        )
+    what = {
+        ASSIGN: "the value assigned",
+        SUBSCRIPT: "the slice read",
+        ARG: "the argument",
+        OPERAND: "the operand",
+    }
     fix = f"Fix at {at}: clone {what.get(site.kind, 'the value')} `{site.target}`: "
     if error_class == "inplace_version":
-        return fix + ("the operation there works on its own copy, so the later in-place "
-                      "write no longer changes the tensor saved for backward.")  # fmt: skip
-    return fix + ("the in-place write then modifies an ordinary tensor instead of a view "
-                  "whose changes autograd cannot track.")  # fmt: skip
+        return fix + (
+            "the operation there works on its own copy, so the later in-place "
+            "write no longer changes the tensor saved for backward."
+        )
+    return fix + (
+        "the in-place write then modifies an ordinary tensor instead of a view "
+        "whose changes autograd cannot track."
+    )
 
 
 def edits_of(sites: Sequence[Site]) -> list[Edit]:

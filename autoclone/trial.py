@@ -23,9 +23,19 @@ from typing import Any
 import autoclone
 
 _IGNORED = shutil.ignore_patterns(
-    ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", "node_modules",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "*.egg-info",
-)  # fmt: skip
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "*.egg-info",
+)
 
 #: A project folder larger than this is not copied once per run.
 MAX_COPY_BYTES = 512 * 1024 * 1024
@@ -101,9 +111,13 @@ class Runner:
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from autoclone.child import main; main()"],
-                cwd=project / self.cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=err, start_new_session=True,
-            )  # fmt: skip
+                cwd=project / self.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
             timed_out = _wait(proc, self.timeout)
         seconds = time.monotonic() - start
         text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
@@ -119,15 +133,17 @@ class Runner:
         env.setdefault("OMP_NUM_THREADS", "1")
         env.setdefault("PYTHONHASHSEED", "0")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.update({
-            "AUTOCLONE_RESULT": str(result_file),
-            "AUTOCLONE_SCRIPT": str(project / self.script),
-            "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
-            "AUTOCLONE_MODE": spec.mode,
-            "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
-            "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
-            "AUTOCLONE_OVERRIDES": json.dumps(dict(self.overrides)),
-        })  # fmt: skip
+        env.update(
+            {
+                "AUTOCLONE_RESULT": str(result_file),
+                "AUTOCLONE_SCRIPT": str(project / self.script),
+                "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
+                "AUTOCLONE_MODE": spec.mode,
+                "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
+                "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
+                "AUTOCLONE_OVERRIDES": json.dumps(dict(self.overrides)),
+            }
+        )
         return env
 
 
@@ -138,8 +154,8 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-    _kill_group(proc.pid)
-    if timed_out:
+    finally:  # also on Ctrl-C: no trial may outlive autoclone
+        _kill_group(proc.pid)
         proc.wait()
     return timed_out
 
@@ -171,8 +187,13 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
     if error:
         info = ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
     return RunResult(
-        status=data["status"], backward=data["backward"], losses=tuple(data["losses"]),
-        grads=tuple(tuple(g) for g in data["grads"]), error=info,
+        status=data["status"],
+        backward=data["backward"],
+        losses=tuple(data["losses"]),
+        grads=tuple(tuple(g) for g in data["grads"]),
+        error=info,
         forward_frames=_relative(data["forward_frames"], project),
-        forward_op=data.get("forward_op", ""), stderr=stderr, seconds=seconds,
-    )  # fmt: skip
+        forward_op=data.get("forward_op", ""),
+        stderr=stderr,
+        seconds=seconds,
+    )

@@ -33,9 +33,12 @@ BROKEN = textwrap.dedent(
 
 def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "autoclone", *args], cwd=cwd, capture_output=True, text=True,
+        [sys.executable, "-m", "autoclone", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
         timeout=300,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -86,10 +89,21 @@ def test_dry_run_prints_only_a_diff_that_git_applies(broken: Path) -> None:
     assert broken.read_bytes() == before
     assert result.stdout.startswith("diff --git a/train.py b/train.py\n")
     assert "Saved for backward at train.py:9" in result.stderr
-    subprocess.run(["git", "apply", "--check", "-"], input=result.stdout, text=True,
-                   cwd=broken.parent, check=True)  # fmt: skip
-    subprocess.run(["patch", "-p1", "--dry-run"], input=result.stdout, text=True,
-                   cwd=broken.parent, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "apply", "--check", "-"],
+        input=result.stdout,
+        text=True,
+        cwd=broken.parent,
+        check=True,
+    )
+    subprocess.run(
+        ["patch", "-p1", "--dry-run"],
+        input=result.stdout,
+        text=True,
+        cwd=broken.parent,
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_fix_writes_the_verified_patch_and_json_reports_it(broken: Path) -> None:
@@ -101,8 +115,9 @@ def test_fix_writes_the_verified_patch_and_json_reports_it(broken: Path) -> None
     assert set(report) >= {"patch", "edits", "runs", "candidates", "seconds", "explanation"}
     assert report["runs"] >= 3 and report["candidates"] > 0
     assert [e["line"] for e in report["edits"]] in ([9], [11])
-    rerun = subprocess.run([sys.executable, "train.py"], cwd=broken.parent, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+    rerun = subprocess.run(
+        [sys.executable, "train.py"], cwd=broken.parent, capture_output=True, text=True, timeout=120
+    )
     assert rerun.returncode == 0 and rerun.stdout.count("\n") == 50
 
 

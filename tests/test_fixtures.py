@@ -62,8 +62,14 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
     work = _workdir(case, tmp_path)
     args = list(expected.get("args", []))
     before = _snapshot(work)
-    report = repair(Options(script=work / "input.py", args=tuple(args), cwd=work,
-                            timeout=float(expected.get("timeout", 60))))  # fmt: skip
+    report = repair(
+        Options(
+            script=work / "input.py",
+            args=tuple(args),
+            cwd=work,
+            timeout=float(expected.get("timeout", 60)),
+        )
+    )
     assert report.status == expected["status"], report.summary
     assert _snapshot(work) == before, "a trial wrote into the user's folder"
     if expected["status"] != "fixed":

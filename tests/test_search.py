@@ -248,9 +248,11 @@ def test_full_set_that_breaks_numbers_is_split_until_a_fixer_passes_alone() -> N
         return Failed("numbers", "aliasing broken") if "s7" in config else Passed()
 
     result = find_minimal(
-        ids, test, known={frozenset(): Failed("original")},
+        ids,
+        test,
+        known={frozenset(): Failed("original")},
         fixed_but_wrong=lambda o: isinstance(o, Failed) and o.kind == "numbers",
-    )  # fmt: skip
+    )
     assert result.best == frozenset({"s23"})
     assert result.minimal
     assert result.tests <= 2 + 2 * math.ceil(math.log2(40)) * 2

@@ -43,7 +43,9 @@ def test_finds_each_kind_with_the_code_it_would_produce() -> None:
     sites = _sites()
     assert sites[(9, ARG, "h[s:e]")] == "h[s:e].clone()"  # one site per node: the argument
     assert sites[(9, INPLACE, "h")] == "h = h.clone()"
-    assert sites[(10, ASSIGN, "(h * 2).sum() + h[0].sum()")] == "((h * 2).sum() + h[0].sum()).clone()"
+    assert (
+        sites[(10, ASSIGN, "(h * 2).sum() + h[0].sum()")] == "((h * 2).sum() + h[0].sum()).clone()"
+    )
     assert sites[(10, SUBSCRIPT, "h[0]")] == "h[0].clone()"
     assert sites[(10, OPERAND, "h")] == "h.clone()"
     assert sites[(11, INPLACE, "h")] == "h = h.clone()"  # inplace=True clones its input first
@@ -101,7 +103,9 @@ def test_instrumentation_keeps_lines_and_behaviour(tmp_path: Path) -> None:
     run = [sys.executable, "-c"]
     original = subprocess.run([*run, program], capture_output=True, text=True, check=True)
     switched = subprocess.run([*run, instrumented], capture_output=True, text=True, check=True)
-    assert switched.stdout == original.stdout == "[0.0, 2.0, 3.0, 3.0, 4.0, 5.0] 61.47459411621094\n"
+    assert (
+        switched.stdout == original.stdout == "[0.0, 2.0, 3.0, 3.0, 4.0, 5.0] 61.47459411621094\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,9 @@ def test_reference_modes_compute_what_the_user_meant(tmp_path: Path) -> None:
     assert abs(ref.grads[0][0] - expected_grad_sum) < 1e-3
     forward = runner.run(RunSpec({}, mode=FORWARD_REFERENCE, limit=0))
     assert forward.status == "stopped" and forward.losses == ref.losses[:1]
-    late = _runner(tmp_path, source.replace("    e[0] = 666.0", "    if step == 2:\n        e[0] = 666.0"))
+    late = _runner(
+        tmp_path, source.replace("    e[0] = 666.0", "    if step == 2:\n        e[0] = 666.0")
+    )
     first = late.run(RunSpec({}))
     assert first.status == "error" and first.backward == 2
     two = late.run(RunSpec({}, mode=FORWARD_REFERENCE, limit=2))

@@ -40,8 +40,11 @@ def _dest(call: cst.Call) -> set[str]:
     for arg in call.args:
         if arg.keyword and arg.keyword.value == "dest" and isinstance(arg.value, cst.SimpleString):
             return {str(arg.value.evaluated_value)}
-    options = [str(a.value.evaluated_value) for a in call.args
-               if a.keyword is None and isinstance(a.value, cst.SimpleString)]  # fmt: skip
+    options = [
+        str(a.value.evaluated_value)
+        for a in call.args
+        if a.keyword is None and isinstance(a.value, cst.SimpleString)
+    ]
     longs = [o for o in options if o.startswith("--")] or options
     return {longs[0].lstrip("-").replace("-", "_")} if longs else set()
 
@@ -80,9 +83,10 @@ def _value(raw: str, old: cst.BaseExpression) -> cst.BaseExpression:
     if not old_lines:
         return expr
     pad = cst.ParenthesizedWhitespace(
-        empty_lines=[cst.EmptyLine()] * (old_lines - 1), indent=False,
+        empty_lines=[cst.EmptyLine()] * (old_lines - 1),
+        indent=False,
         last_line=cst.SimpleWhitespace(""),
-    )  # fmt: skip
+    )
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen(whitespace_before=pad)])
 
 

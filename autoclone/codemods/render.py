@@ -22,8 +22,10 @@ def _keyed(site: Site, prefix: str, suffix: str) -> list[_Keyed]:
     """Order edits at one position: statements first, then closing text (innermost first),
     then opening text (outermost first), so nested expressions stay well formed."""
     (sl, sc), (el, ec) = site.start, site.end
-    return [((el, ec, 1, -site.depth), TextEdit(el, ec, suffix)),
-            ((sl, sc, 2, site.depth), TextEdit(sl, sc, prefix))]  # fmt: skip
+    return [
+        ((el, ec, 1, -site.depth), TextEdit(el, ec, suffix)),
+        ((sl, sc, 2, site.depth), TextEdit(sl, sc, prefix)),
+    ]
 
 
 def _patch_edits(site: Site) -> list[_Keyed]:

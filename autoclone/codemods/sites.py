@@ -32,18 +32,59 @@ OPERAND = "operand"  # a variable used as an operand: ``w * x`` -> ``w * x.clone
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
 _INERT_CALLS = frozenset(
     {
-        "print", "len", "range", "isinstance", "issubclass", "hasattr", "getattr", "setattr",
-        "str", "int", "float", "bool", "repr", "type", "super", "open", "format", "id",
-        "enumerate", "iter", "next", "round", "abs", "sorted", "dict", "list", "tuple", "set",
+        "print",
+        "len",
+        "range",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "repr",
+        "type",
+        "super",
+        "open",
+        "format",
+        "id",
+        "enumerate",
+        "iter",
+        "next",
+        "round",
+        "abs",
+        "sorted",
+        "dict",
+        "list",
+        "tuple",
+        "set",
     }
-)  # fmt: skip
+)
 
 _LITERALS = (
-    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-    cst.FormattedString, cst.Lambda, cst.Ellipsis, cst.Tuple, cst.List, cst.Dict, cst.Set,
-    cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Yield, cst.Await,
-    cst.Comparison, cst.BooleanOperation,
-)  # fmt: skip
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Lambda,
+    cst.Ellipsis,
+    cst.Tuple,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+    cst.Yield,
+    cst.Await,
+    cst.Comparison,
+    cst.BooleanOperation,
+)
 
 _CONSTANT_NAMES = frozenset({"True", "False", "None"})
 
@@ -236,20 +277,34 @@ class SiteFinder(cst.CSTVisitor):
         indent = line_text[: len(line_text) - len(line_text.lstrip())]
         own_line = line_text[: start[1]].strip() == "" and self._first_on_line(statement)
         self._record(
-            INPLACE, start, start, text, f"{text} = {text}.clone()",
-            own_line=own_line, indent=indent,
-        )  # fmt: skip
+            INPLACE,
+            start,
+            start,
+            text,
+            f"{text} = {text}.clone()",
+            own_line=own_line,
+            indent=indent,
+        )
 
-    def _record(self, kind: str, start: Position, end: Position, target: str, code: str,
-                **extra: object) -> None:  # fmt: skip
+    def _record(
+        self, kind: str, start: Position, end: Position, target: str, code: str, **extra: object
+    ) -> None:
         site_id = f"{self.relpath}:{start[0]}:{start[1]}:{kind}"
         if site_id in self.sites:
             return
         self.sites[site_id] = Site(
-            id=site_id, file=self.relpath, line=start[0], col=start[1], kind=kind,
-            target=target, code=code, start=start, end=end, depth=self._depth,
+            id=site_id,
+            file=self.relpath,
+            line=start[0],
+            col=start[1],
+            kind=kind,
+            target=target,
+            code=code,
+            start=start,
+            end=end,
+            depth=self._depth,
             **extra,  # type: ignore[arg-type]
-        )  # fmt: skip
+        )
 
     def _rebindable(self, base: cst.BaseExpression) -> bool:
         """Rebinding ``x = x.clone()`` must not turn a global or closure name into a local."""
@@ -306,8 +361,9 @@ def _assigned_in(scope: Scope, name: str) -> bool:
     return any(assignment.scope is scope for assignment in scope.assignments[name])
 
 
-def _outside_parens(lines: Sequence[str], start: Position, end: Position, count: int
-                    ) -> tuple[Position, Position]:  # fmt: skip
+def _outside_parens(
+    lines: Sequence[str], start: Position, end: Position, count: int
+) -> tuple[Position, Position]:
     """Widen an expression's range to include its own ``count`` pairs of parentheses."""
     line, col = start
     for _ in range(count):
