@@ -24,7 +24,8 @@ import warnings
 from typing import Any
 
 PLAIN = "plain"  # run as the user would
-LOCATE = "locate"  # plain, plus anomaly mode to learn which forward line saved the tensor
+LOCATE = "locate"  # plain, plus the tracer: which line saved the tensor, which one wrote it
+ANOMALY = "anomaly"  # plain, plus anomaly mode: the fallback where the tracer cannot run
 REFERENCE = "reference"  # PyTorch's clone-on-mutation mode: what the user meant
 #: The first ``limit`` steps as written, then the failing step's forward pass with grad
 #: disabled: its values keep the program's aliasing, which the eager view errors forbid.
@@ -45,6 +46,7 @@ class _State:
         self.grads: list[list[float]] = []
         self.forward_frames: list[tuple[str, int]] = []
         self.forward_op = ""
+        self.tracer: Any = None
 
     def write(self, status: str, error: dict[str, Any] | None = None, code: int = 0) -> None:
         data = {
@@ -56,6 +58,7 @@ class _State:
             "exit_code": code,
             "forward_frames": self.forward_frames,
             "forward_op": self.forward_op,
+            "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
         }
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -120,6 +123,8 @@ def _install_backward_counter(state: _State) -> None:
         leaves = _leaves(roots)
         original(tensors, *args, **kwargs)
         state.backward += 1
+        if state.tracer is not None:
+            state.tracer.epoch = state.backward
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             torch.set_grad_enabled(False)
@@ -247,8 +252,12 @@ def main() -> None:
     _install_overrides(json.loads(env.get("AUTOCLONE_OVERRIDES", "{}")))
     _seed()
     _install_backward_counter(state)
-    if mode == LOCATE:
+    if mode == ANOMALY:
         _capture_anomaly(state)
+    elif mode == LOCATE:
+        from autoclone.tracer import install
+
+        state.tracer = install(env["AUTOCLONE_ROOT"] + os.sep)
     argv = json.loads(env.get("AUTOCLONE_ARGV", "[]"))
     script = env["AUTOCLONE_SCRIPT"]
     if mode == REFERENCE:

@@ -20,16 +20,20 @@ import libcst as cst
 
 from autoclone import classify as cls
 from autoclone import report as rp
-from autoclone.child import FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
+from autoclone.child import ANOMALY, FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
 from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import INPLACE, Site, find_sites
+from autoclone.codemods.sites import Site, find_sites
+from autoclone.diagnose import Diagnosis, diagnose, explain, priority
 from autoclone.oracle import FIRST_LOSS, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal
 from autoclone.trial import Runner, RunResult, RunSpec
+
+#: Predicted edits verified directly (each a patched run) before falling back to ddmin.
+PREDICTIONS = 3
 
 
 class BadInput(Exception):
@@ -179,42 +183,50 @@ class _Repair:
         self.options.progress(message)
 
     def run(self) -> rp.Report:
-        self.say(f"running {self.options.script} to reproduce the error")
-        first = self.runner.run(RunSpec(self.project.texts(), mode=LOCATE))
+        first = self._first_run()
         early = _first_run_verdict(first, self.options.timeout)
         if early is not None:
             return early
-        assert first.error is not None or first.stderr
-        message = first.error.message if first.error else cls.last_exception_line(first.stderr)
-        kind = cls.classify(message)
-        line = first.error.line if first.error else message
-        if kind not in cls.CLONE_FIXABLE:
-            return _not_clone_fixable(kind, line)
-        return self._fix(first, kind, message, line)
+        found = diagnose(first, self.project.sources)
+        if found.error_class not in cls.CLONE_FIXABLE:
+            return _not_clone_fixable(found.error_class, found.line)
+        return self._fix(first, found)
 
-    def _fix(self, first: RunResult, kind: str, message: str, line: str) -> rp.Report:
+    def _first_run(self) -> RunResult:
+        """Reproduce the error with the tracer on; without it where it cannot run."""
+        self.say(f"running {self.options.script} with the autograd tracer")
+        first = self.runner.run(RunSpec(self.project.texts(), mode=LOCATE))
+        if first.error is not None and "saved tensor hooks" in first.error.message:
+            self.say(
+                "the script uses torch.func, which refuses the tracer: rerunning with anomaly mode"
+            )
+            first = self.runner.run(RunSpec(self.project.texts(), mode=ANOMALY))
+        return first
+
+    def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
         limit = first.backward + self.options.steps
         steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
-        base = rp.Report(rp.UNFIXABLE, "", error=line, error_class=kind, steps=steps)
-        save, failing = self._frames(first)
-        base.explanation = rp.cause(
-            kind, message, first.forward_op, save, failing, self.project.lines()
+        base = rp.Report(
+            rp.UNFIXABLE,
+            "",
+            error=found.line,
+            error_class=found.error_class,
+            steps=steps,
+            explanation=explain(found, self.project.lines()),
         )
-        self.say(f"{kind}: {line}")
-        reference = self._reference(kind, first.backward, limit)
+        self.say(f"{found.error_class}: {found.line}")
+        reference = self._reference(found.error_class, first.backward, limit)
         if reference is None:
             base.summary = "could not compute reference numbers for the correct program"
             return base
         base.reference = reference.describe()
-        found = self._search(reference, limit, self._priority(kind, save, failing), first)
-        return self._finish(base, found, reference, limit, kind)
-
-    def _frames(self, first: RunResult) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
-        own = self.project.sources
-        save = next((f for f in reversed(first.forward_frames) if f[0] in own), None)
-        frames = first.error.frames if first.error else ()
-        failing = next((f for f in reversed(frames) if f[0] in own), None)
-        return save, failing
+        ranked = priority(found, self.project.sites)
+        known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
+        verified = self._try_predictions(ranked[:PREDICTIONS], reference, limit, known)
+        if verified is not None:
+            return self._fixed(base, [verified[0]], verified[1], minimal=True, stopped=False)
+        result = self._search(reference, limit, ranked, known)
+        return self._finish(base, result, reference, limit)
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
         texts = self.project.texts()
@@ -229,86 +241,101 @@ class _Repair:
             return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
         return None
 
-    def _priority(
-        self, kind: str, save: tuple[str, int] | None, failing: tuple[str, int] | None
-    ) -> list[str]:
-        """Sites the evidence points at: on the line that saved the tensor (version errors)
-        or on the line that wrote into the view (view errors); in-place targets first."""
-        anchor = save if kind == cls.INPLACE_VERSION else failing
-        if anchor is None:
-            return []
-        on_line = [s for s in self.project.sites if (s.file, s.line) == anchor]
-        on_line.sort(key=lambda s: (s.kind != INPLACE, -s.depth))
-        return [s.id for s in on_line]
+    def _verify(
+        self, sites: list[Site], reference: Reference, limit: int
+    ) -> tuple[Outcome, dict[str, str]]:
+        """Run the plain patched script: the only kind of run that can approve a patch."""
+        patched = self.project.render(sites, patch_edits)
+        spec = RunSpec(self.project.texts(patched), limit=limit)
+        return judge(self.runner.run(spec), reference), patched
+
+    def _try_predictions(
+        self,
+        ranked: list[str],
+        reference: Reference,
+        limit: int,
+        known: dict[frozenset[str], Outcome],
+    ) -> tuple[Site, dict[str, str]] | None:
+        """The edits the evidence points at, each verified directly as a patched run."""
+        by_id = {s.id: s for s in self.project.sites}
+        for site_id in ranked:
+            self.say(
+                f"run {self.runner.runs + 1}: trying `{by_id[site_id].code}` at "
+                f"{by_id[site_id].file}:{by_id[site_id].line}"
+            )
+            outcome, patched = self._verify([by_id[site_id]], reference, limit)
+            self.say(f"  -> {_outcome_text(outcome)}")
+            known[frozenset({site_id})] = outcome
+            if isinstance(outcome, Passed):
+                return by_id[site_id], patched
+        return None
 
     def _search(
-        self, reference: Reference, limit: int, priority: list[str], first: RunResult
+        self,
+        reference: Reference,
+        limit: int,
+        ranked: list[str],
+        known: dict[frozenset[str], Outcome],
     ) -> SearchResult:
         instrumented = self.project.texts(self.project.render(self.project.sites, instrument_edits))
-        by_id = {s.id: s for s in self.project.sites}
 
         def test(config: frozenset[str]) -> Outcome:
-            self.say(f"run {self.runner.runs + 1}: {', '.join(sorted(config)) or 'no clones'}")
+            self.say(f"run {self.runner.runs + 1}: {len(config)} clone(s) enabled")
             spec = RunSpec(instrumented, mode=PLAIN, sites=config, limit=limit)
             outcome = judge(self.runner.run(spec), reference)
             self.say(f"  -> {_outcome_text(outcome)}")
             return outcome
 
-        known: dict[frozenset[str], Outcome] = {
-            frozenset(): Failed("original", first.stderr[-200:])
-        }
         deadline = self.started + self.options.budget
-        self.say(f"{len(by_id)} candidate sites; searching for a minimal set of clones")
+        self.say(f"searching {len(self.project.sites)} candidate sites with ddmin")
         return find_minimal(
-            list(by_id),
+            [s.id for s in self.project.sites],
             test,
-            priority=priority,
+            priority=ranked,
             known=known,
             stop=lambda: time.monotonic() > deadline,
-            max_priority=4,
+            max_priority=0,
             fixed_but_wrong=_error_gone,
         )
 
     def _finish(
-        self, base: rp.Report, found: SearchResult, reference: Reference, limit: int, kind: str
+        self, base: rp.Report, found: SearchResult, reference: Reference, limit: int
     ) -> rp.Report:
         if found.best is None:
             base.summary = _no_fix_reason(found, len(self.project.sites))
             return base
         chosen = [s for s in self.project.sites if s.id in found.best]
-        patched = self.project.render(chosen, patch_edits)
         self.say("verifying the patched script")
-        verdict = judge(
-            self.runner.run(RunSpec(self.project.texts(patched), limit=limit)), reference
-        )
+        verdict, patched = self._verify(chosen, reference, limit)
         if not isinstance(verdict, Passed):
             base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
             return base
-        return self._fixed(base, chosen, patched, found, kind)
+        return self._fixed(base, chosen, patched, minimal=found.minimal, stopped=found.stopped)
 
     def _fixed(
         self,
         base: rp.Report,
         chosen: list[Site],
         patched: dict[str, str],
-        found: SearchResult,
-        kind: str,
+        *,
+        minimal: bool,
+        stopped: bool,
     ) -> rp.Report:
         sources = self.project.sources
-        diff = render_diff(
-            [(sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched],
-            relative_to=self.options.cwd,
-        )
-        lines = self.project.lines()
-        base.status, base.patch, base.minimal = rp.FIXED, diff, found.minimal
+        changes = [
+            (sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched
+        ]
+        base.status, base.minimal = rp.FIXED, minimal
+        base.patch = render_diff(changes, relative_to=self.options.cwd)
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in patched.items()]
-        base.explanation += "\n" + "\n".join(rp.why(s, kind, lines) for s in chosen)
+        lines = self.project.lines()
+        base.explanation += "\n" + "\n".join(rp.why(s, base.error_class, lines) for s in chosen)
         n = len(chosen)
         base.summary = (
             f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"
         )
-        if found.stopped:
+        if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
 

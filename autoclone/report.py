@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoclone.classify import DESCRIPTIONS, saved_by
 from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
+from autoclone.diagnose import where
 from autoclone.patch import SourceFile
 
 FIXED = "fixed"
@@ -23,27 +23,6 @@ TIMEOUT = "timeout"
 BAD_INPUT = "bad_input"
 
 EXIT_CODES = {FIXED: 0, NO_ERROR: 0, UNFIXABLE: 1, NOT_AUTOGRAD: 1, TIMEOUT: 1, BAD_INPUT: 2}
-
-#: What a backward function keeps from the forward pass, in the words of seed 004.
-SAVES = {
-    "Exp": "its output (the derivative of exp(x) is exp(x))",
-    "Sigmoid": "its output (sigmoid' = s * (1 - s))",
-    "Tanh": "its output (tanh' = 1 - tanh^2)",
-    "Relu": "its output (to know where it was positive)",
-    "Softmax": "its output (softmax' is written in terms of softmax)",
-    "LogSoftmax": "its output",
-    "Pow": "its input (the derivative of x**2 is 2*x)",
-    "Mul": "its inputs (each factor's gradient needs the other factor)",
-    "Div": "its inputs",
-    "Addmm": "its inputs (a linear layer needs its input for the weight gradient)",
-    "Mm": "its inputs (a matrix product needs each side for the other's gradient)",
-    "Bmm": "its inputs",
-    "Linear": "its input (for the weight gradient)",
-    "Sqrt": "its output",
-    "Log": "its input",
-    "Sin": "its input",
-    "Cos": "its input",
-}
 
 
 @dataclass(frozen=True)
@@ -101,47 +80,11 @@ class Report:
         }
 
 
-def _where(frame: tuple[str, int] | None, lines: dict[str, list[str]]) -> str:
-    if frame is None:
-        return "an unknown line"
-    file, line = frame
-    source = lines.get(file, [])
-    text = source[line - 1].strip() if 0 < line <= len(source) else ""
-    return f"{file}:{line} `{text}`" if text else f"{file}:{line}"
-
-
-def _op_name(grad_fn: str) -> str:
-    name = grad_fn.removesuffix("0").removesuffix("Backward")
-    return name.split("::")[-1]
-
-
-def cause(
-    error_class: str,
-    message: str,
-    forward_op: str,
-    save: tuple[str, int] | None,
-    failing: tuple[str, int] | None,
-    lines: dict[str, list[str]],
-) -> str:
-    """Plain words for what went wrong, before any repair was tried."""
-    parts = [
-        f"What failed: {DESCRIPTIONS.get(error_class, error_class)}, at {_where(failing, lines)}."
-    ]
-    found = saved_by(message)
-    op = _op_name(forward_op or (found[1] if found else ""))
-    if save is not None:
-        keeps = SAVES.get(op, "a tensor it needs to compute the gradient")
-        parts.append(
-            f"Saved for backward at {_where(save, lines)}: {op or 'this op'} keeps {keeps}."
-        )
-    return "\n".join(parts)
-
-
 def why(site: Site, error_class: str, lines: dict[str, list[str]]) -> str:
     """Why this one clone removes the conflict without changing what is computed."""
-    at = _where((site.file, site.line), lines)
+    at = where((site.file, site.line), lines)
     if site.kind == INPLACE:
-        base = f"Modified in place at {at}. Fix: `{site.code}` just before it"
+        base = f"Fix: `{site.code}` just before {at}"
         if error_class == "inplace_version":
             return base + (
                 ": the write lands in a private copy, so the tensor saved for "

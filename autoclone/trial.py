@@ -65,6 +65,7 @@ class RunResult:
     error: ErrorInfo | None = None
     forward_frames: tuple[tuple[str, int], ...] = ()
     forward_op: str = ""
+    diagnosis: dict[str, Any] | None = None
     stderr: str = ""
     seconds: float = 0.0
 
@@ -137,6 +138,7 @@ class Runner:
             {
                 "AUTOCLONE_RESULT": str(result_file),
                 "AUTOCLONE_SCRIPT": str(project / self.script),
+                "AUTOCLONE_ROOT": str(project),
                 "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
                 "AUTOCLONE_MODE": spec.mode,
                 "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
@@ -177,6 +179,16 @@ def _relative(frames: Any, project: Path) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+def _relative_diagnosis(value: Any, project: Path) -> Any:
+    """Every ``frames`` list in the tracer's diagnosis, relative to the project."""
+    if isinstance(value, dict):
+        return {
+            k: _relative(v, project) if k.endswith("frames") else _relative_diagnosis(v, project)
+            for k, v in value.items()
+        }
+    return value
+
+
 def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunResult:
     try:
         data = json.loads(result_file.read_text(encoding="utf-8"))
@@ -194,6 +206,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         error=info,
         forward_frames=_relative(data["forward_frames"], project),
         forward_op=data.get("forward_op", ""),
+        diagnosis=_relative_diagnosis(data.get("diagnosis"), project),
         stderr=stderr,
         seconds=seconds,
     )

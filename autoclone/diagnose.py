@@ -1,0 +1,212 @@
+"""From the first run to a diagnosis: what failed, which line saved, which line wrote.
+
+The tracer (``autoclone.tracer``) gives both ends of an in-place conflict; when it could
+not run, anomaly mode gives the saving line only, and a plain traceback the failing
+line only. The diagnosis orders the candidate sites so the edit the evidence points
+at is tried first, and explains the conflict in plain words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from autoclone import classify as cls
+from autoclone.codemods.sites import ARG, INPLACE, Site
+from autoclone.trial import RunResult
+
+Frame = tuple[str, int]
+
+#: What a backward function keeps from the forward pass, in the words of seed 004.
+SAVES = {
+    "Exp": "its output (the derivative of exp(x) is exp(x))",
+    "Sigmoid": "its output (sigmoid' = s * (1 - s))",
+    "Tanh": "its output (tanh' = 1 - tanh^2)",
+    "Relu": "its output (to know where it was positive)",
+    "Softmax": "its output (softmax' is written in terms of softmax)",
+    "LogSoftmax": "its output",
+    "Pow": "its input (the derivative of x**2 is 2*x)",
+    "Mul": "its inputs (each factor's gradient needs the other factor)",
+    "Div": "its inputs",
+    "Addmm": "its inputs (a linear layer needs its input for the weight gradient)",
+    "Mm": "its inputs (a matrix product needs each side for the other's gradient)",
+    "Bmm": "its inputs",
+    "Linear": "its input (for the weight gradient)",
+    "Sqrt": "its output",
+    "Log": "its input",
+    "Sin": "its input",
+    "Cos": "its input",
+}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything the first run showed about the error."""
+
+    error_class: str
+    message: str
+    line: str
+    failing: Frame | None = None
+    saved: Frame | None = None
+    saved_op: str = ""
+    mutation: Frame | None = None
+    mutation_op: str = ""
+    mutation_epoch: int | None = None
+    module: str = ""
+    module_built: Frame | None = None
+    through_view: bool = False
+    view: Frame | None = None
+    view_op: str = ""
+    evidence: str = "traceback"  # tracer | anomaly | traceback
+
+
+def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | None:
+    """The innermost frame in the user's files (frames are listed innermost first)."""
+    for file, line in frames or ():
+        if file in own:
+            return (file, int(line))
+    return None
+
+
+def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
+    """Read the first run: exception, tracer record, or anomaly-mode frames."""
+    message = first.error.message if first.error else cls.last_exception_line(first.stderr)
+    line = first.error.line if first.error else message
+    frames = first.error.frames if first.error else ()
+    failing = _first_own(list(reversed(frames)), own)
+    base = Diagnosis(cls.classify(message), message, line, failing=failing)
+    traced = first.diagnosis or {}
+    if traced.get("kind") == "inplace_version":
+        return replace(base, **_version_evidence(traced, own))
+    if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW):
+        view = traced["view"]
+        mutation = _first_own(traced["mutation"]["frames"], own) or failing
+        return replace(
+            base,
+            view=_first_own(view["frames"], own),
+            view_op=view["op"],
+            mutation=mutation,
+            evidence="tracer",
+        )
+    saved = _first_own(list(reversed(first.forward_frames)), own)
+    return replace(
+        base, saved=saved, saved_op=first.forward_op, evidence="anomaly" if saved else "traceback"
+    )
+
+
+def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str, Any]:
+    saved, mutation = traced["saved"], traced.get("mutation") or {}
+    return {
+        "saved": _first_own(saved["frames"], own),
+        "saved_op": saved.get("grad_fn") or saved.get("op", ""),
+        "mutation": _first_own(mutation.get("frames"), own),
+        "mutation_op": mutation.get("op", ""),
+        "mutation_epoch": mutation.get("epoch"),
+        "module": mutation.get("module", ""),
+        "module_built": _first_own(mutation.get("module_frames"), own),
+        "through_view": bool(mutation.get("through_view")),
+        "evidence": "tracer",
+    }
+
+
+def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
+    """Sites in the order the evidence supports them.
+
+    On the line that wrote in place: a clone of the written variable just before the
+    write, then the arguments handed to an in-place call (innermost first). Then every
+    site on the line that saved the tensor (or made the view), innermost first: cloning
+    what an op saves leaves the original free to be written. The saving line goes first
+    when the write went through a view (cloning the view would lose the write into its
+    base) and for views made under no_grad (a clone made later, with grad on, is
+    itself saved by the next op).
+    """
+    write = diagnosis.mutation
+    if write is None and diagnosis.error_class != cls.INPLACE_VERSION:
+        write = diagnosis.failing
+    at_write = _on_line(sites, write, lambda s: (s.kind != INPLACE, s.kind != ARG, -s.depth))
+    at_source = _on_line(sites, diagnosis.saved or diagnosis.view, lambda s: -s.depth)
+    if diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
+        ordered = at_source + at_write
+    else:
+        ordered = at_write + at_source
+    return list(dict.fromkeys(s.id for s in ordered))
+
+
+def _on_line(sites: Sequence[Site], frame: Frame | None, key: Any) -> list[Site]:
+    return sorted((s for s in sites if (s.file, s.line) == frame), key=key) if frame else []
+
+
+def where(frame: Frame | None, lines: dict[str, list[str]]) -> str:
+    if frame is None:
+        return "an unknown line"
+    file, line = frame
+    source = lines.get(file, [])
+    text = source[line - 1].strip() if 0 < line <= len(source) else ""
+    return f"{file}:{line} `{text}`" if text else f"{file}:{line}"
+
+
+def op_name(grad_fn: str) -> str:
+    """``ExpBackward0`` -> ``Exp``; ``torch::autograd::CopySlices`` -> ``CopySlices``."""
+    name = grad_fn.split("::")[-1]
+    return name.removesuffix("0").removesuffix("Backward") if name else ""
+
+
+def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
+    """Plain words for what went wrong, before any repair was tried."""
+    parts = [
+        f"What failed: {cls.DESCRIPTIONS.get(d.error_class, d.error_class)}, "
+        f"at {where(d.failing, lines)}."
+    ]
+    if d.saved is not None:
+        op = op_name(d.saved_op)
+        keeps = SAVES.get(op, "a tensor it needs to compute the gradient")
+        parts.append(
+            f"Saved for backward at {where(d.saved, lines)}: {op or 'this op'} keeps {keeps}."
+        )
+    if d.view is not None and d.error_class == cls.NO_GRAD_VIEW:
+        parts.append(
+            f"View created under no_grad at {where(d.view, lines)} by {d.view_op}(); "
+            "writing into it with grad enabled would change a tensor autograd tracks "
+            "without autograd seeing the write."
+        )
+    elif d.view is not None:
+        parts.append(
+            f"View created at {where(d.view, lines)} by {d.view_op}(), which returns "
+            "several views of one tensor; autograd forbids writing into them in place."
+        )
+    if d.mutation is not None:
+        parts.append(_mutation_words(d, lines))
+    return "\n".join(parts)
+
+
+def _mutation_words(d: Diagnosis, lines: dict[str, list[str]]) -> str:
+    text = f"Modified in place at {where(d.mutation, lines)}"
+    if d.mutation_op:
+        text += f" by {d.mutation_op}"
+    if d.module and d.module_built is not None and d.mutation_op:
+        text += f" inside {d.module} built at {where(d.module_built, lines)}"
+    if d.mutation_epoch == 0:
+        text += ", before the first backward call"
+    elif d.mutation_epoch is not None:
+        text += f", after {d.mutation_epoch} backward calls had completed"
+    return text + "."
+
+
+def editor_lines(d: Diagnosis) -> list[str]:
+    """``path:line:col: message`` lines an editor's problem matcher can read."""
+    out = []
+    if d.saved is not None:
+        out.append(
+            f"{d.saved[0]}:{d.saved[1]}:1: note: tensor saved for backward here "
+            f"by {op_name(d.saved_op) or 'an op'}"
+        )
+    if d.view is not None:
+        out.append(
+            f"{d.view[0]}:{d.view[1]}:1: note: multi-output view created here by {d.view_op}"
+        )
+    if d.mutation is not None:
+        out.append(f"{d.mutation[0]}:{d.mutation[1]}:1: error: modified in place here: {d.line}")
+    elif d.failing is not None:
+        out.append(f"{d.failing[0]}:{d.failing[1]}:1: error: {d.line}")
+    return out

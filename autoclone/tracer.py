@@ -1,0 +1,275 @@
+"""Watch autograd during one run and name both ends of an in-place conflict.
+
+Runs inside the trial process (``autoclone.child``), never in a patch. Two probes:
+
+* saved-tensor hooks record, for every tensor autograd saves, its version, storage,
+  shape, the op and the user's frames. While such hooks are set PyTorch no longer
+  checks versions, so the unpack hook compares them itself and raises the error
+  PyTorch would have raised. The hook packs ``t.detach()`` (same storage, same version
+  counter) in a small holder: packing ``t`` itself leaks through a C++ reference cycle.
+* a ``TorchFunctionMode`` compares the versions of arguments whose storage holds live
+  saved tensors before and after each call, so every in-place write that matters
+  (``__setitem__``, ``add_``, ``inplace=True``, ``_foreach_*_``) is recorded with the
+  user's frames. It is cheaper than a dispatch mode, which would also see writes inside
+  C++ composites but stops ``_foreach_*_`` from bumping versions.
+
+Known limits: ``torch.func`` transforms refuse saved-tensor hooks (the caller reruns
+without the tracer), and user threads are not seen (hooks are thread-local).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import weakref
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+Frame = tuple[str, int]
+
+#: Ops whose outputs are several views of one input (the multi-output view error).
+_MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
+
+
+@dataclass
+class Saved:
+    """A tensor autograd saved for backward."""
+
+    version: int
+    storage: int
+    shape: list[int]
+    op: str
+    frames: list[Frame]
+    epoch: int
+    grad_fn: str = ""
+
+
+@dataclass
+class Mutation:
+    """An in-place write into a storage that held saved tensors."""
+
+    storage: int
+    before: int
+    after: int
+    op: str
+    frames: list[Frame]
+    epoch: int
+    module: str = ""
+    module_frames: list[Frame] = field(default_factory=list)
+    through_view: bool = False  # written through a view: cloning that view loses the write
+
+
+class _Holder:
+    """What the pack hook returns: the detached tensor and where its record lives."""
+
+    __slots__ = ("tensor", "record", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor, record: int) -> None:
+        self.tensor = tensor
+        self.record = record
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return id(t)
+
+
+def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    for value in itertools.chain(args, (kwargs or {}).values()):
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(v for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
+class Tracer:
+    """Records saves and mutations; ``diagnosis`` holds the conflict once found."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.epoch = 0
+        self.saved: dict[int, Saved] = {}
+        self.live: dict[int, int] = {}  # storage -> live saved tensors in it
+        self.mutations: list[Mutation] = []
+        self.views: dict[int, tuple[Any, list[Frame], str, str]] = {}
+        self.modules: dict[int, list[Frame]] = {}
+        self.module_stack: list[Any] = []
+        self.diagnosis: dict[str, Any] | None = None
+        self._counter = itertools.count()
+        self._op = ""
+        self._new: list[int] = []
+
+    # -- frames --------------------------------------------------------------------------
+    def frames(self, limit: int = 3) -> list[Frame]:
+        """Innermost frames in the user's own files."""
+        out: list[Frame] = []
+        frame = sys._getframe(2)
+        while frame is not None and len(out) < limit:
+            if frame.f_code.co_filename.startswith(self.prefix):
+                out.append((frame.f_code.co_filename, frame.f_lineno))
+            frame = frame.f_back  # type: ignore[assignment]
+        return out
+
+    # -- saved-tensor hooks --------------------------------------------------------------
+    def pack(self, t: torch.Tensor) -> _Holder:
+        key = next(self._counter)
+        storage = _storage(t)
+        self.saved[key] = Saved(
+            t._version, storage, list(t.shape), self._op, self.frames(), self.epoch
+        )
+        self.live[storage] = self.live.get(storage, 0) + 1
+        self._new.append(key)
+        holder = _Holder(t.detach(), key)
+        weakref.finalize(holder, self._release, key, storage)
+        return holder
+
+    def _release(self, key: int, storage: int) -> None:
+        self.saved.pop(key, None)
+        count = self.live.get(storage, 0) - 1
+        if count > 0:
+            self.live[storage] = count
+        else:
+            self.live.pop(storage, None)
+
+    def unpack(self, holder: _Holder) -> torch.Tensor:
+        t = holder.tensor
+        record = self.saved.get(holder.record)
+        if record is not None and t._version != record.version:
+            self._diagnose_stale(record, t)
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: [{t.type()} {list(t.shape)}], which is output "
+                f"0 of {record.grad_fn or record.op}, is at version {t._version}; expected "
+                f"version {record.version} instead. (autograd check made by autoclone)"
+            )
+        return t
+
+    def _diagnose_stale(self, record: Saved, t: torch.Tensor) -> None:
+        writes = [
+            m for m in self.mutations if m.storage == record.storage and m.after > record.version
+        ]
+        first = min(writes, key=lambda m: m.before) if writes else None
+        self.diagnosis = {
+            "kind": "inplace_version",
+            "saved": asdict(record),
+            "mutation": asdict(first) if first else None,
+            "epoch": self.epoch,
+        }
+
+    # -- the op watcher ------------------------------------------------------------------
+    def call(self, func: Any, args: Any, kwargs: Any) -> Any:
+        name = getattr(func, "__name__", "") or str(func)
+        watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in self.live]
+        outer_op, outer_new = self._op, self._new
+        self._op, self._new = name, []
+        try:
+            out = func(*args, **(kwargs or {}))
+        except RuntimeError:
+            self._diagnose_view_error(args)
+            raise
+        finally:
+            created, self._op, self._new = self._new, outer_op, outer_new
+        self._after_call(name, out, created, watched)
+        return out
+
+    def _after_call(self, name: str, out: Any, created: list[int], watched: list[Any]) -> None:
+        grad_fn = getattr(out, "grad_fn", None)
+        if grad_fn is not None:
+            for key in created:
+                if key in self.saved:
+                    self.saved[key].grad_fn = type(grad_fn).__name__
+        for t, version in watched:
+            if t._version != version:
+                self._record_mutation(t, version, name)
+        if name in _MULTI_VIEW and isinstance(out, tuple | list):
+            self._remember_views(out, name, "multi_output_view")
+        elif isinstance(out, torch.Tensor) and not torch.is_grad_enabled() and out._is_view():
+            base = out._base
+            if base is not None and base.requires_grad:
+                self._remember_views([out], name, "no_grad_view")
+
+    def _remember_views(self, views: Any, op: str, kind: str) -> None:
+        """Views autograd will refuse to see written in place: where each was made."""
+        frames = self.frames()
+        for view in views:
+            if isinstance(view, torch.Tensor):
+                self.views[id(view)] = (weakref.ref(view), frames, op, kind)
+
+    def _record_mutation(self, t: torch.Tensor, version: int, op: str) -> None:
+        module = self.module_stack[-1] if self.module_stack else None
+        if module is not None and id(module) not in self.modules:
+            module = None  # the user's own module: the write is on a line of theirs anyway
+        self.mutations.append(
+            Mutation(
+                _storage(t),
+                version,
+                t._version,
+                op,
+                self.frames(),
+                self.epoch,
+                type(module).__name__ if module is not None else "",
+                self.modules.get(id(module), []) if module is not None else [],
+                t._is_view(),
+            )
+        )
+        del self.mutations[:-256]  # only recent writes can explain the next stale read
+
+    def _diagnose_view_error(self, args: Any) -> None:
+        for t in _tensors(args, {}):
+            entry = self.views.get(id(t))
+            if entry is not None and entry[0]() is t:
+                self.diagnosis = {
+                    "kind": entry[3],
+                    "view": {"frames": entry[1], "op": entry[2]},
+                    "mutation": {"frames": self.frames(), "epoch": self.epoch},
+                }
+                return
+
+
+class _Watch(TorchFunctionMode):
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__()
+        self.tracer = tracer
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        return self.tracer.call(func, args, kwargs)
+
+
+def _track_modules(tracer: Tracer) -> None:
+    """Where each module was built, and which module is running, for ``inplace=True``."""
+    original_init = torch.nn.Module.__init__
+
+    def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        if type(self).__module__.startswith("torch."):
+            tracer.modules.setdefault(id(self), tracer.frames(limit=1))
+
+    torch.nn.Module.__init__ = init  # type: ignore[method-assign]
+    from torch.nn.modules import module as module_mod
+
+    def enter(module: torch.nn.Module, _inputs: Any) -> None:
+        tracer.module_stack.append(module)
+
+    def leave(module: torch.nn.Module, _inputs: Any, _output: Any) -> None:
+        if tracer.module_stack and tracer.module_stack[-1] is module:
+            tracer.module_stack.pop()  # a hook that returned a value would replace the output
+
+    module_mod.register_module_forward_pre_hook(enter)
+    module_mod.register_module_forward_hook(leave)
+
+
+def install(prefix: str) -> Tracer:
+    """Start tracing for the rest of the process; returns the tracer to read at the end."""
+    tracer = Tracer(prefix)
+    _track_modules(tracer)
+    hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
+    hooks.__enter__()
+    _Watch(tracer).__enter__()
+    return tracer
