@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from autoclone import report as rp
+from autoclone.explain import explain_script
 from autoclone.patch import PatchError, write_files
 from autoclone.repair import Options, repair
 
@@ -97,6 +98,42 @@ def fix(
         _apply(report)
     _emit(report, fmt, dry_run)
     raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def explain(
+    path: Annotated[Path, typer.Argument(help="The script to explain.", show_default=False)],
+    script_args: Annotated[
+        list[str] | None, typer.Argument(help="Arguments for the script, after --.")
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds allowed for the run.")] = 120.0,
+    device: Annotated[Device, typer.Option(help="auto, cpu or cuda.")] = Device.auto,
+    root: Annotated[
+        Path | None, typer.Option(help="Project root (default: the script's folder).")
+    ] = None,
+) -> None:
+    """Run once under the autograd tracer and say which line saved and which line wrote."""
+    options = Options(
+        script=path,
+        args=tuple(script_args or ()),
+        timeout=timeout,
+        device=device.value,
+        root=root,
+        progress=lambda m: _err(f"autoclone: {m}"),
+    )
+    result = explain_script(options)
+    if fmt is Format.json:
+        print(json.dumps(result.as_json(), indent=2))
+    elif result.text:
+        print(result.text)
+        print("\n".join(result.editor))
+    if result.status == rp.BAD_INPUT:
+        _err(f"autoclone: error: {result.summary}")
+    else:
+        cost = f"[{result.runs} run(s), {result.seconds:.1f} s]"
+        _err(f"autoclone: {result.status}: {result.summary}  {cost}")
+    raise typer.Exit(result.exit_code)
 
 
 def _apply(report: rp.Report) -> None:

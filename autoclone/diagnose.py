@@ -61,6 +61,16 @@ class Diagnosis:
     evidence: str = "traceback"  # tracer | anomaly | traceback
 
 
+def as_json(d: Diagnosis) -> dict[str, Any]:
+    """The located lines as ``[file, line]`` pairs, for reports and editors."""
+    out: dict[str, Any] = {"evidence": d.evidence}
+    for key in ("failing", "saved", "mutation", "view"):
+        frame = getattr(d, key)
+        out[key] = list(frame) if frame else None
+    out["saved_op"], out["mutation_op"] = op_name(d.saved_op), d.mutation_op
+    return out
+
+
 def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | None:
     """The innermost frame in the user's files (frames are listed innermost first)."""
     for file, line in frames or ():
@@ -126,7 +136,9 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
         write = diagnosis.failing
     at_write = _on_line(sites, write, lambda s: (s.kind != INPLACE, s.kind != ARG, -s.depth))
     at_source = _on_line(sites, diagnosis.saved or diagnosis.view, lambda s: -s.depth)
-    if diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
+    if write is not None and write == diagnosis.saved:
+        ordered = at_source  # one line saves and writes: clone what it reads, innermost first
+    elif diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
         ordered = at_source + at_write
     else:
         ordered = at_write + at_source
@@ -184,6 +196,8 @@ def _mutation_words(d: Diagnosis, lines: dict[str, list[str]]) -> str:
     text = f"Modified in place at {where(d.mutation, lines)}"
     if d.mutation_op:
         text += f" by {d.mutation_op}"
+    if d.through_view:
+        text += " through a view (so cloning the view there would lose the write into its base)"
     if d.module and d.module_built is not None and d.mutation_op:
         text += f" inside {d.module} built at {where(d.module_built, lines)}"
     if d.mutation_epoch == 0:

@@ -25,6 +25,7 @@ from autoclone.codemods.overrides import apply_overrides, argparse_options, modu
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.sites import Site, find_sites
 from autoclone.diagnose import Diagnosis, diagnose, explain, priority
+from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.oracle import FIRST_LOSS, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
@@ -143,7 +144,7 @@ def _device_env(device: str) -> dict[str, str]:
     return {}
 
 
-def _runner(options: Options, project: Project) -> Runner:
+def make_runner(options: Options, project: Project) -> Runner:
     script = options.script.resolve().relative_to(project.root).as_posix()
     cwd = options.cwd.resolve()
     inside = cwd.is_relative_to(project.root)
@@ -158,12 +159,22 @@ def _runner(options: Options, project: Project) -> Runner:
     )
 
 
+def first_run(project: Project, runner: Runner, say: Callable[[str], None]) -> RunResult:
+    """Reproduce the error with the tracer on; without it where it cannot run."""
+    say(f"running {runner.script} with the autograd tracer")
+    first = runner.run(RunSpec(project.texts(), mode=LOCATE))
+    if first.error is not None and "saved tensor hooks" in first.error.message:
+        say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
+        first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
+    return first
+
+
 def repair(options: Options) -> rp.Report:
     """Repair the script; never raises for the user's input, returns the outcome."""
     started = time.monotonic()
     try:
         project = load_project(options)
-        runner = _runner(options, project)
+        runner = make_runner(options, project)
     except BadInput as exc:
         return rp.Report(rp.BAD_INPUT, str(exc), seconds=time.monotonic() - started)
     report = _Repair(options, project, runner, started).run()
@@ -183,7 +194,7 @@ class _Repair:
         self.options.progress(message)
 
     def run(self) -> rp.Report:
-        first = self._first_run()
+        first = first_run(self.project, self.runner, self.say)
         early = _first_run_verdict(first, self.options.timeout)
         if early is not None:
             return early
@@ -191,17 +202,6 @@ class _Repair:
         if found.error_class not in cls.CLONE_FIXABLE:
             return _not_clone_fixable(found.error_class, found.line)
         return self._fix(first, found)
-
-    def _first_run(self) -> RunResult:
-        """Reproduce the error with the tracer on; without it where it cannot run."""
-        self.say(f"running {self.options.script} with the autograd tracer")
-        first = self.runner.run(RunSpec(self.project.texts(), mode=LOCATE))
-        if first.error is not None and "saved tensor hooks" in first.error.message:
-            self.say(
-                "the script uses torch.func, which refuses the tracer: rerunning with anomaly mode"
-            )
-            first = self.runner.run(RunSpec(self.project.texts(), mode=ANOMALY))
-        return first
 
     def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
         limit = first.backward + self.options.steps
@@ -214,6 +214,7 @@ class _Repair:
             steps=steps,
             explanation=explain(found, self.project.lines()),
         )
+        base.diagnosis = diagnosis_json(found)
         self.say(f"{found.error_class}: {found.line}")
         reference = self._reference(found.error_class, first.backward, limit)
         if reference is None:
@@ -224,9 +225,9 @@ class _Repair:
         known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
         verified = self._try_predictions(ranked[:PREDICTIONS], reference, limit, known)
         if verified is not None:
-            return self._fixed(base, [verified[0]], verified[1], minimal=True, stopped=False)
+            return self._fixed(base, found, [verified[0]], verified[1], minimal=True)
         result = self._search(reference, limit, ranked, known)
-        return self._finish(base, result, reference, limit)
+        return self._finish(base, found, result, reference, limit)
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
         texts = self.project.texts()
@@ -299,27 +300,35 @@ class _Repair:
         )
 
     def _finish(
-        self, base: rp.Report, found: SearchResult, reference: Reference, limit: int
+        self,
+        base: rp.Report,
+        found: Diagnosis,
+        result: SearchResult,
+        reference: Reference,
+        limit: int,
     ) -> rp.Report:
-        if found.best is None:
-            base.summary = _no_fix_reason(found, len(self.project.sites))
+        if result.best is None:
+            base.summary = _no_fix_reason(result, len(self.project.sites))
             return base
-        chosen = [s for s in self.project.sites if s.id in found.best]
+        chosen = [s for s in self.project.sites if s.id in result.best]
         self.say("verifying the patched script")
         verdict, patched = self._verify(chosen, reference, limit)
         if not isinstance(verdict, Passed):
             base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
             return base
-        return self._fixed(base, chosen, patched, minimal=found.minimal, stopped=found.stopped)
+        return self._fixed(
+            base, found, chosen, patched, minimal=result.minimal, stopped=result.stopped
+        )
 
     def _fixed(
         self,
         base: rp.Report,
+        found: Diagnosis,
         chosen: list[Site],
         patched: dict[str, str],
         *,
         minimal: bool,
-        stopped: bool,
+        stopped: bool = False,
     ) -> rp.Report:
         sources = self.project.sources
         changes = [
@@ -330,7 +339,7 @@ class _Repair:
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in patched.items()]
         lines = self.project.lines()
-        base.explanation += "\n" + "\n".join(rp.why(s, base.error_class, lines) for s in chosen)
+        base.explanation += "\n" + "\n".join(rp.why(s, found, lines) for s in chosen)
         n = len(chosen)
         base.summary = (
             f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoclone.classify import INPLACE_VERSION
 from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
-from autoclone.diagnose import where
+from autoclone.diagnose import Diagnosis, op_name, where
 from autoclone.patch import SourceFile
 
 FIXED = "fixed"
@@ -56,6 +57,7 @@ class Report:
     steps: dict[str, int] = field(default_factory=dict)
     minimal: bool = False
     notes: list[str] = field(default_factory=list)
+    diagnosis: dict[str, Any] = field(default_factory=dict)
     changes: list[tuple[SourceFile, str]] = field(default_factory=list)
 
     @property
@@ -77,37 +79,44 @@ class Report:
             "steps": self.steps,
             "minimal": self.minimal,
             "notes": self.notes,
+            "diagnosis": self.diagnosis,
         }
 
 
-def why(site: Site, error_class: str, lines: dict[str, list[str]]) -> str:
-    """Why this one clone removes the conflict without changing what is computed."""
+_WHAT = {
+    ASSIGN: "the value assigned",
+    SUBSCRIPT: "the slice read",
+    ARG: "the argument",
+    OPERAND: "the operand",
+}
+
+
+def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
+    """Why this clone removes the conflict without changing what is computed."""
     at = where((site.file, site.line), lines)
     if site.kind == INPLACE:
-        base = f"Fix: `{site.code}` just before {at}"
-        if error_class == "inplace_version":
-            return base + (
-                ": the write lands in a private copy, so the tensor saved for "
+        fix = f"Fix: `{site.code}` just before {at}: "
+        if d.error_class == INPLACE_VERSION:
+            return fix + (
+                "the write lands in a private copy, so the tensor saved for "
                 "backward keeps the version it had when it was saved."
             )
-        return base + (
-            ": the write goes to an ordinary tensor instead of a view that autograd cannot track."
-        )
-    what = {
-        ASSIGN: "the value assigned",
-        SUBSCRIPT: "the slice read",
-        ARG: "the argument",
-        OPERAND: "the operand",
-    }
-    fix = f"Fix at {at}: clone {what.get(site.kind, 'the value')} `{site.target}`: "
-    if error_class == "inplace_version":
+        return fix + "the write goes to an ordinary tensor instead of a view autograd cannot track."
+    fix = f"Fix at {at}: clone {_WHAT.get(site.kind, 'the value')} `{site.target}`: "
+    if d.error_class != INPLACE_VERSION:
         return fix + (
-            "the operation there works on its own copy, so the later in-place "
-            "write no longer changes the tensor saved for backward."
+            "the in-place write then modifies an ordinary tensor instead of a view "
+            "whose changes autograd cannot track."
         )
+    if (site.file, site.line) == d.mutation and d.mutation != d.saved:
+        return fix + (
+            f"the in-place {d.mutation_op or 'operation'} then writes into a copy, and the "
+            "tensor saved for backward stays as it was."
+        )
+    saver = op_name(d.saved_op) or "the operation"
     return fix + (
-        "the in-place write then modifies an ordinary tensor instead of a view "
-        "whose changes autograd cannot track."
+        f"{saver} then saves a private copy, which the later in-place write cannot reach; "
+        "everything else still sees the write."
     )
 
 

@@ -76,6 +76,8 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
         assert report.patch == ""
         return
     assert report.error_class == expected["error_class"]
+    for role, line in expected.get("diagnosis", {}).items():
+        assert report.diagnosis[role] == ["input.py", line], f"{role} line"
     patch_file = case / "expected.patch"
     if request.config.getoption("--regen-fixtures"):
         patch_file.write_text(report.patch)
