@@ -30,7 +30,7 @@ from autoclone.oracle import FIRST_LOSS, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
-from autoclone.search import SearchResult, find_minimal
+from autoclone.search import SearchResult, find_minimal, linear_elimination
 from autoclone.trial import Runner, RunResult, RunSpec
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
@@ -54,6 +54,9 @@ class Options:
     root: Path | None = None
     budget: float = 900.0
     cwd: Path = field(default_factory=Path.cwd)
+    #: "predict" (tracer-guided, then ddmin), or the baselines the benchmark compares:
+    #: "ddmin" (no localisation) and "linear" (seed 000's clone-all-then-strip).
+    strategy: str = "predict"
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -221,7 +224,8 @@ class _Repair:
             base.summary = "could not compute reference numbers for the correct program"
             return base
         base.reference = reference.describe()
-        ranked = priority(found, self.project.sites)
+        guided = self.options.strategy == "predict"
+        ranked = priority(found, self.project.sites) if guided else []
         known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
         verified = self._try_predictions(ranked[:PREDICTIONS], reference, limit, known)
         if verified is not None:
@@ -288,9 +292,15 @@ class _Repair:
             return outcome
 
         deadline = self.started + self.options.budget
-        self.say(f"searching {len(self.project.sites)} candidate sites with ddmin")
+        ids = [s.id for s in self.project.sites]
+        if self.options.strategy == "linear":
+            self.say(f"stripping clones one by one from {len(ids)} candidate sites")
+            return linear_elimination(
+                ids, test, known=known, stop=lambda: time.monotonic() > deadline
+            )
+        self.say(f"searching {len(ids)} candidate sites with ddmin")
         return find_minimal(
-            [s.id for s in self.project.sites],
+            ids,
             test,
             priority=ranked,
             known=known,

@@ -22,7 +22,7 @@ import pytest
 from autoclone.repair import Options, repair
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-_NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "README.md", "wrong.py"}
+_NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "expert", "README.md", "wrong.py"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -76,8 +76,9 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
         assert report.patch == ""
         return
     assert report.error_class == expected["error_class"]
-    for role, line in expected.get("diagnosis", {}).items():
-        assert report.diagnosis[role] == ["input.py", line], f"{role} line"
+    for role, where in expected.get("diagnosis", {}).items():
+        frame = where if isinstance(where, list) else ["input.py", where]
+        assert report.diagnosis[role] == frame, f"{role} line"
     patch_file = case / "expected.patch"
     if request.config.getoption("--regen-fixtures"):
         patch_file.write_text(report.patch)
@@ -85,16 +86,34 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
     _check_patched_run(case, work, report.patch, args)
 
 
+def _expert_copy(case: Path, work: Path) -> Path:
+    """The original folder with the expert's files laid over it (``expert.py`` or ``expert/``)."""
+    expert = work.parent / "expert"
+    shutil.copytree(work, expert)
+    if (case / "expert.py").is_file():
+        shutil.copy(case / "expert.py", expert / "input.py")
+    if (case / "expert").is_dir():
+        shutil.copytree(case / "expert", expert, dirs_exist_ok=True)
+    return expert
+
+
+def _changed_in_folder(before: Path, after: Path) -> int:
+    return sum(
+        _changed_lines(file.read_text(), (after / file.relative_to(before)).read_text())
+        for file in before.rglob("*.py")
+    )
+
+
 def _check_patched_run(case: Path, work: Path, patch: str, args: list[str]) -> None:
     """The patch applies with git, runs to its end, and prints what the expert's fix prints."""
-    original = (work / "input.py").read_text()
+    expert = _expert_copy(case, work)
+    original = work.parent / "original"
+    shutil.copytree(work, original)
     subprocess.run(["git", "apply", "--check", "-"], input=patch, text=True, cwd=work, check=True)
     subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=work, check=True)
     patched = _run(work, "input.py", args)
     assert patched.returncode == 0, patched.stderr[-2000:]
-    shutil.copy(case / "expert.py", work / "expert.py")
-    expert = _run(work, "expert.py", args)
-    assert expert.returncode == 0, expert.stderr[-2000:]
-    assert patched.stdout == expert.stdout
-    expert_lines = _changed_lines(original, (case / "expert.py").read_text())
-    assert _changed_lines(original, (work / "input.py").read_text()) <= expert_lines
+    by_expert = _run(expert, "input.py", args)
+    assert by_expert.returncode == 0, by_expert.stderr[-2000:]
+    assert patched.stdout == by_expert.stdout
+    assert _changed_in_folder(original, work) <= _changed_in_folder(original, expert)

@@ -1,0 +1,57 @@
+"""``autoclone explain``: one traced run names the saving line and the writing line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _explain(case: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    work = tmp_path / case
+    shutil.copytree(FIXTURES / case, work)
+    return subprocess.run(
+        [sys.executable, "-m", "autoclone", "explain", "input.py", *extra],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_explain_names_save_and_write_lines_for_editors(tmp_path: Path) -> None:
+    result = _explain("exp_output_modified", tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Saved for backward at input.py:23 `uexp = u.exp()`: Exp keeps its output" in out
+    assert "Modified in place at input.py:24" in out
+    assert "input.py:23:1: note: tensor saved for backward here by Exp" in out
+    assert "input.py:24:1: error: modified in place here" in out
+    assert "not verified" in out
+    assert "1 run(s)" in result.stderr
+
+
+def test_explain_json_for_a_library_module_writing_in_place(tmp_path: Path) -> None:
+    result = _explain("relu_inplace_after_sigmoid", tmp_path, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["saved"] == ["input.py", 21] and report["mutation"] == ["input.py", 22]
+    assert report["evidence"] == "tracer" and report["runs"] == 1
+    assert "ReLU built at input.py:17 `self.act = nn.ReLU(inplace=True)`" in report["explanation"]
+
+
+def test_explain_a_multi_output_view(tmp_path: Path) -> None:
+    result = _explain("unbind_modified", tmp_path, "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["error"]["class"] == "multi_output_view"
+    assert report["view"] == ["input.py", 22] and report["mutation"] == ["input.py", 23]
+
+
+def test_explain_reports_no_error_with_exit_0(tmp_path: Path) -> None:
+    result = _explain("seed002_no_error", tmp_path)
+    assert result.returncode == 0
+    assert "no_error" in result.stderr
