@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, order=True)
 class TextEdit:
-    """Insert ``text`` before the character at (``line``, ``col``) of the original file.
+    """Insert ``text`` before the character at (``line``, ``col``) of the original file,
+    replacing the ``delete`` characters that follow when a rewrite needs to.
 
     ``line`` is 1-based, ``col`` is 0-based and counts characters (not bytes) of that
     line without its line ending. ``text`` uses ``"\\n"`` for new lines; the renderer
@@ -22,3 +23,4 @@ class TextEdit:
     line: int
     col: int
     text: str
+    delete: int = 0  # characters of the original removed after the position (same line)

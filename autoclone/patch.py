@@ -44,7 +44,7 @@ _BOM = "\ufeff"
 #: One diff body line: kind (" ", "-" or "+") and the line with its own ending, if any.
 _Op = tuple[str, str]
 #: An edit resolved to a character offset in a text, with its text in the file's newline style.
-_Resolved = tuple[int, str]
+_Resolved = tuple[int, str, int]  # offset, inserted text, characters deleted after it
 
 
 class PatchError(Exception):
@@ -112,19 +112,22 @@ def _resolve(src: SourceFile, edits: Sequence[TextEdit]) -> list[_Resolved]:
         start, end = starts[edit.line - 1], ends[edit.line - 1]
         if not 0 <= edit.col <= end - start:
             raise PatchError(f"{src.path}: edit {edit} is outside its line")
-        if edit.text:
+        if edit.col + edit.delete > end - start:
+            raise PatchError(f"{src.path}: edit {edit} deletes past the end of its line")
+        if edit.text or edit.delete:
             text = edit.text.replace("\r\n", "\n").replace("\n", src.newline)
-            resolved.append((start + edit.col, text))
+            resolved.append((start + edit.col, text, edit.delete))
     return sorted(resolved, key=lambda pair: pair[0])  # stable: same-position order kept
 
 
 def _splice(text: str, resolved: Sequence[_Resolved], shift: int = 0) -> str:
-    """Insert at offsets measured against the original text, so positions never shift."""
+    """Insert (and delete) at offsets measured against the original text, so positions
+    never shift."""
     pieces: list[str] = []
     previous = 0
-    for offset, insert in resolved:
-        pieces += [text[previous : offset - shift], insert]
-        previous = offset - shift
+    for offset, insert, delete in resolved:
+        pieces += [text[previous : max(offset - shift, previous)], insert]
+        previous = max(offset - shift + delete, previous)
     pieces.append(text[previous:])
     return "".join(pieces)
 
@@ -151,9 +154,14 @@ def _line_ops(line: str, start: int, resolved: Sequence[_Resolved]) -> list[_Op]
     keeping the original line as context: that is what makes the diff minimal.
     """
     count = 0
-    while count < len(resolved) and resolved[count][0] == start and resolved[count][1][-1] == "\n":
+    while (
+        count < len(resolved)
+        and resolved[count][0] == start
+        and resolved[count][1][-1:] == "\n"
+        and not resolved[count][2]
+    ):
         count += 1
-    ops: list[_Op] = [("+", new) for new in _diff_lines("".join(t for _, t in resolved[:count]))]
+    ops: list[_Op] = [("+", new) for new in _diff_lines("".join(r[1] for r in resolved[:count]))]
     rest = resolved[count:]
     if not rest:
         return ops + [(" ", line)] if line else ops
@@ -169,11 +177,11 @@ def _file_ops(old: str, resolved: Sequence[_Resolved]) -> list[_Op]:
     for line in lines:
         starts.append(starts[-1] + len(line))
     buckets: list[list[_Resolved]] = [[] for _ in range(len(lines) + 1)]
-    for offset, text in resolved:
+    for offset, text, delete in resolved:
         index = bisect_right(starts, offset) - 1
         if index == len(lines) and lines and not lines[-1].endswith("\n"):
             index -= 1  # the end of an unterminated last line belongs to that line
-        buckets[index].append((offset, text))
+        buckets[index].append((offset, text, delete))
     ops: list[_Op] = []
     for index, line in enumerate([*lines, ""]):
         ops += _line_ops(line, starts[index], buckets[index])
@@ -266,7 +274,7 @@ def _file_diff(
     if not resolved:
         return None
     bom = _BOM if src.has_bom else ""
-    shifted = [(offset + len(bom), text) for offset, text in resolved]
+    shifted = [(offset + len(bom), text, delete) for offset, text, delete in resolved]
     old, new = bom + src.text, bom + _splice(src.text, resolved)
     body = _render_hunks(_file_ops(old, shifted), context)
     return _FileDiff(src, _header(src.path, relative_to), old, new, body)

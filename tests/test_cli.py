@@ -145,3 +145,48 @@ def test_not_autograd_error_exits_1_without_patch(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stdout == ""
     assert "not_autograd" in result.stderr
+
+
+def test_set_overrides_a_constant_for_trials_but_never_reaches_the_patch(broken: Path) -> None:
+    result = autoclone("fix", "train.py", "--dry-run", "--format", "json", "--set", "EPOCHS=4",
+                       cwd=broken.parent)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "fixed"
+    assert "EPOCHS" not in report["patch"]
+    assert report["steps"]["limit"] == 3  # fails at the first backward: 0 + K
+
+
+def test_set_overrides_an_argparse_default(tmp_path: Path) -> None:
+    script = tmp_path / "cli_args.py"
+    script.write_text(
+        "import argparse\nimport torch\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--hidden-size', type=int, default=7)\n"
+        "a = p.parse_args()\nassert a.hidden_size == 3, a.hidden_size\n"
+    )
+    result = autoclone("fix", "cli_args.py", "--format", "json", "--set", "hidden_size=3",
+                       cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "no_error"
+
+
+@pytest.mark.parametrize(
+    ("body", "error_class"),
+    [
+        ("w = torch.ones(3, requires_grad=True)\nw.add_(1)\n", "leaf_inplace"),
+        (
+            "w = torch.ones(3, requires_grad=True)\nloss = (w * w).sum()\n"
+            "loss.backward()\nloss.backward()\n",
+            "backward_twice",
+        ),
+    ],
+)
+def test_errors_a_clone_cannot_repair_are_named_with_exit_1(
+    tmp_path: Path, body: str, error_class: str
+) -> None:
+    (tmp_path / "other.py").write_text("import torch\n" + body)
+    result = autoclone("fix", "other.py", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["status"] == "unfixable" and report["error"]["class"] == error_class
+    assert error_class in result.stderr.strip().splitlines()[-1]

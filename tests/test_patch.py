@@ -346,3 +346,24 @@ def test_write_files_follows_symlink(tmp_path: Path) -> None:
     write_files([(SourceFile.read(link), "y = x.clone()\n")])
     assert link.is_symlink()
     assert real.path.read_text() == "y = x.clone()\n"
+
+
+def test_rewrites_replace_text_within_a_line(tmp_path: Path) -> None:
+    """``x += y`` -> ``x = x + y`` and a statement wrapped in ``with torch.no_grad():``."""
+    src = make(tmp_path, "m.py", b"def f(x, y, w):\n    x += y\n    w -= 0.1 * w\n    return x\n")
+    edits = [
+        TextEdit(2, 6, "= x +", delete=2),
+        TextEdit(3, 4, "with torch.no_grad():\n        w -= 0.1 * w", delete=12),
+    ]
+    assert apply_edits(src, edits) == (
+        "def f(x, y, w):\n    x = x + y\n    with torch.no_grad():\n        w -= 0.1 * w\n"
+        "    return x\n"
+    )
+    diff = assert_applies(tmp_path, [(src, edits)])
+    assert "-    x += y\n+    x = x + y\n" in diff
+
+
+def test_deleting_past_the_line_is_refused(tmp_path: Path) -> None:
+    src = make(tmp_path, "m.py", b"a = 1\nb = 2\n")
+    with pytest.raises(PatchError):
+        apply_edits(src, [TextEdit(1, 4, "", delete=5)])
