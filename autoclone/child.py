@@ -121,7 +121,12 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             state.stop()  # the loss of the step that failed, computed with grad off
         leaves = _leaves(roots)
-        original(tensors, *args, **kwargs)
+        try:
+            original(tensors, *args, **kwargs)
+        except RuntimeError as exc:
+            if state.tracer is not None:
+                state.tracer.backward_failed(roots, str(exc))
+            raise
         state.backward += 1
         if state.tracer is not None:
             state.tracer.epoch = state.backward

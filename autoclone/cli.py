@@ -177,4 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         _err("autoclone: aborted")
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug of ours must still end in one line
+        _err(f"autoclone: internal error, please report it: {type(exc).__name__}: {exc}")
+        return 1
     return code if isinstance(code, int) else 0

@@ -56,6 +56,10 @@ class Diagnosis:
     module: str = ""
     module_built: Frame | None = None
     through_view: bool = False
+    saved_epoch: int | None = None
+    optimizer_step: bool = False  # the write was an optimizer's step
+    carry_consumer: Frame | None = None  # a node made here consumed ...
+    carry_producer: Frame | None = None  # ... a value made here, before the last backward
     view: Frame | None = None
     view_op: str = ""
     evidence: str = "traceback"  # tracer | anomaly | traceback
@@ -64,11 +68,25 @@ class Diagnosis:
 def as_json(d: Diagnosis) -> dict[str, Any]:
     """The located lines as ``[file, line]`` pairs, for reports and editors."""
     out: dict[str, Any] = {"evidence": d.evidence}
-    for key in ("failing", "saved", "mutation", "view"):
+    for key in ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer"):
         frame = getattr(d, key)
         out[key] = list(frame) if frame else None
     out["saved_op"], out["mutation_op"] = op_name(d.saved_op), d.mutation_op
     return out
+
+
+def crosses_iterations(d: Diagnosis) -> bool:
+    """The failing backward reached into a graph built before an earlier backward call."""
+    if d.error_class == cls.BACKWARD_TWICE:
+        return d.carry_consumer is not None
+    stale = d.saved_epoch is not None and d.mutation_epoch is not None
+    return stale and d.saved_epoch < d.mutation_epoch and d.carry_consumer is not None  # type: ignore[operator]
+
+
+def optimizer_before_backward(d: Diagnosis) -> bool:
+    """GAN-style: an optimizer step changed weights that a graph of the same iteration
+    saved and had yet to backpropagate through. No single edit makes that correct."""
+    return d.optimizer_step and not crosses_iterations(d)
 
 
 def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | None:
@@ -87,8 +105,14 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     failing = _first_own(list(reversed(frames)), own)
     base = Diagnosis(cls.classify(message), message, line, failing=failing)
     traced = first.diagnosis or {}
+    carry = traced.get("carry") or {}
+    if carry:
+        base = replace(base, carry_consumer=_first_own(carry["consumer_frames"], own),
+                       carry_producer=_first_own(carry["producer_frames"], own))  # fmt: skip
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))
+    if traced.get("kind") == "backward_twice":
+        return replace(base, evidence="tracer")
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW):
         view = traced["view"]
         mutation = _first_own(traced["mutation"]["frames"], own) or failing
@@ -116,6 +140,8 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "module": mutation.get("module", ""),
         "module_built": _first_own(mutation.get("module_frames"), own),
         "through_view": bool(mutation.get("through_view")),
+        "saved_epoch": saved.get("epoch"),
+        "optimizer_step": bool(mutation.get("optimizer")),
         "evidence": "tracer",
     }
 

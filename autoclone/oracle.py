@@ -23,7 +23,8 @@ REL_TOL = 1e-6
 ABS_TOL = 1e-9
 
 FULL = "full"  # losses and gradient checksums at every backward call
-FIRST_LOSS = "first_loss"  # the first loss only (forward-only reference)
+FIRST_LOSS = "first_loss"  # the failing step's loss, computed with grad disabled
+FINITE = "finite"  # no external reference: K steps with finite losses (detach fixes)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,15 @@ class Reference:
                 f"losses and gradients at {self.steps} backward call(s) of the original script "
                 "run under torch.autograd.graph.allow_mutation_on_saved_tensors()"
             )
-        return "the first loss of the original script computed with grad disabled"
+        if self.kind == FINITE:
+            return (
+                f"none: a detach changes what is differentiated on purpose, so the patched "
+                f"script must complete {self.steps} backward calls with finite losses"
+            )
+        return (
+            "losses and gradients of the original script up to the failing step, whose "
+            "loss is computed with grad disabled"
+        )
 
 
 def same(a: Any, b: Any) -> bool:
@@ -69,24 +78,36 @@ def judge(result: RunResult, reference: Reference) -> Outcome:
         return Failed(classify(message), message)
     if result.status == "completed" and result.backward < reference.steps:
         return Failed("steps", f"ran {result.backward} backward calls, expected {reference.steps}")
+    if reference.kind == FINITE:
+        return _judge_finite(result)
     if reference.kind == FIRST_LOSS:
         return _judge_first_loss(result, reference)
-    diff = _first_difference(result.losses, reference.losses, "loss")
-    diff = diff or _first_difference(
+    diff = _compare(result, reference)
+    return Failed("numbers", diff) if diff else Passed()
+
+
+def _compare(result: RunResult, reference: Reference) -> str | None:
+    """The first loss or gradient checksum that differs from the reference, in words."""
+    return _first_difference(result.losses, reference.losses, "loss") or _first_difference(
         [g for pair in result.grads for g in pair],
         [g for pair in reference.grads for g in pair],
         "gradient checksum",
     )
-    return Failed("numbers", diff) if diff else Passed()
 
 
-def _judge_first_loss(result: RunResult, reference: Reference) -> Outcome:
-    if not result.losses:
-        return Failed("steps", "no backward call was reached")
-    if not same(result.losses[0], reference.losses[0]):
-        return Failed(
-            "numbers", f"first loss is {result.losses[0]}, the reference has {reference.losses[0]}"
-        )
+def _judge_finite(result: RunResult) -> Outcome:
     if any(isinstance(v, str) for v in result.losses):
         return Failed("numbers", "a loss is not finite")
     return Passed()
+
+
+def _judge_first_loss(result: RunResult, reference: Reference) -> Outcome:
+    """Every step the original completed must match, and the failing step's loss too."""
+    if len(result.losses) < len(reference.losses):
+        return Failed(
+            "steps", f"reached {len(result.losses)} backward calls of {len(reference.losses)}"
+        )
+    diff = _compare(result, reference)
+    if diff:
+        return Failed("numbers", diff)
+    return _judge_finite(result)

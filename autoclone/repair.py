@@ -23,10 +23,18 @@ from autoclone import report as rp
 from autoclone.child import ANOMALY, FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
 from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import Site, find_sites
-from autoclone.diagnose import Diagnosis, diagnose, explain, priority
+from autoclone.codemods.sites import DETACH, NO_GRAD, Site, find_sites
+from autoclone.diagnose import (
+    Diagnosis,
+    crosses_iterations,
+    diagnose,
+    explain,
+    optimizer_before_backward,
+    priority,
+)
 from autoclone.diagnose import as_json as diagnosis_json
-from autoclone.oracle import FIRST_LOSS, FULL, Reference, judge
+from autoclone.kinds import consequences, detach_candidates, no_grad_candidates, optimizer_advice
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
@@ -202,23 +210,61 @@ class _Repair:
         if early is not None:
             return early
         found = diagnose(first, self.project.sources)
+        if found.error_class == cls.NOT_AUTOGRAD:
+            return _not_clone_fixable(found.error_class, found.line)
+        if optimizer_before_backward(found):
+            return self._unfixable_optimizer(first, found)
+        if crosses_iterations(found):
+            return self._other_kind(first, found, DETACH)
+        if found.error_class == cls.LEAF_INPLACE:
+            return self._other_kind(first, found, NO_GRAD)
         if found.error_class not in cls.CLONE_FIXABLE:
             return _not_clone_fixable(found.error_class, found.line)
         return self._fix(first, found)
 
-    def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
+    def _base(self, first: RunResult, found: Diagnosis) -> tuple[rp.Report, int]:
         limit = first.backward + self.options.steps
         steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
-        base = rp.Report(
-            rp.UNFIXABLE,
-            "",
-            error=found.line,
-            error_class=found.error_class,
-            steps=steps,
-            explanation=explain(found, self.project.lines()),
-        )
-        base.diagnosis = diagnosis_json(found)
+        base = rp.Report(rp.UNFIXABLE, "", error=found.line, error_class=found.error_class,
+                         steps=steps, explanation=explain(found, self.project.lines()),
+                         diagnosis=diagnosis_json(found))  # fmt: skip
         self.say(f"{found.error_class}: {found.line}")
+        return base, limit
+
+    def _other_kind(self, first: RunResult, found: Diagnosis, kind: str) -> rp.Report:
+        """A detach where a graph reaches across iterations; no_grad for a leaf update.
+        Only the edits the evidence points at are tried, each as a verified patched run."""
+        base, limit = self._base(first, found)
+        texts = {rel: src.text for rel, src in self.project.sources.items()}
+        candidates = (detach_candidates(found, self.project.sites) if kind == DETACH
+                      else no_grad_candidates(found, self.project.sites, texts))  # fmt: skip
+        if kind == DETACH:
+            reference: Reference | None = Reference(FINITE, (), (), limit)
+        else:
+            reference = self._reference(found.error_class, first.backward, limit)
+        if reference is None or not candidates:
+            base.summary = f"no {kind} edit is supported by the evidence for this error"
+            return base
+        base.reference = reference.describe()
+        verified = self._try_predictions(candidates[: PREDICTIONS + 1], reference, limit, {})
+        if verified is None:
+            base.summary = f"none of the {kind} edits the evidence points at passed verification"
+            return base
+        report = self._fixed(base, found, [verified[0]], verified[1], minimal=True)
+        report.notes += consequences(found, verified[0], self.project.lines())
+        return report
+
+    def _unfixable_optimizer(self, first: RunResult, found: Diagnosis) -> rp.Report:
+        base, _ = self._base(first, found)
+        base.summary = (
+            "an optimizer step changed weights that a graph of the same iteration still "
+            "needed for backward; no single edit makes this correct"
+        )
+        base.explanation += "\n" + optimizer_advice(found, self.project.lines())
+        return base
+
+    def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
+        base, limit = self._base(first, found)
         reference = self._reference(found.error_class, first.backward, limit)
         if reference is None:
             base.summary = "could not compute reference numbers for the correct program"
@@ -227,7 +273,9 @@ class _Repair:
         guided = self.options.strategy == "predict"
         ranked = priority(found, self.project.sites) if guided else []
         known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
-        verified = self._try_predictions(ranked[:PREDICTIONS], reference, limit, known)
+        by_id = {s.id: s for s in self.project.sites}
+        predicted = [by_id[i] for i in ranked[:PREDICTIONS]]
+        verified = self._try_predictions(predicted, reference, limit, known)
         if verified is not None:
             return self._fixed(base, found, [verified[0]], verified[1], minimal=True)
         result = self._search(reference, limit, ranked, known)
@@ -256,23 +304,19 @@ class _Repair:
 
     def _try_predictions(
         self,
-        ranked: list[str],
+        candidates: list[Site],
         reference: Reference,
         limit: int,
         known: dict[frozenset[str], Outcome],
     ) -> tuple[Site, dict[str, str]] | None:
         """The edits the evidence points at, each verified directly as a patched run."""
-        by_id = {s.id: s for s in self.project.sites}
-        for site_id in ranked:
-            self.say(
-                f"run {self.runner.runs + 1}: trying `{by_id[site_id].code}` at "
-                f"{by_id[site_id].file}:{by_id[site_id].line}"
-            )
-            outcome, patched = self._verify([by_id[site_id]], reference, limit)
+        for site in candidates:
+            self.say(f"run {self.runner.runs + 1}: trying `{site.code}` at {site.file}:{site.line}")
+            outcome, patched = self._verify([site], reference, limit)
             self.say(f"  -> {_outcome_text(outcome)}")
-            known[frozenset({site_id})] = outcome
+            known[frozenset({site.id})] = outcome
             if isinstance(outcome, Passed):
-                return by_id[site_id], patched
+                return site, patched
         return None
 
     def _search(
@@ -350,9 +394,11 @@ class _Repair:
         base.changes = [(sources[rel], text) for rel, text in patched.items()]
         lines = self.project.lines()
         base.explanation += "\n" + "\n".join(rp.why(s, found, lines) for s in chosen)
+        kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))
         n = len(chosen)
         base.summary = (
-            f"fixed with {n} clone{'s' if n > 1 else ''}, verified by a run of the patched script"
+            f"fixed with {n} edit{'s' if n > 1 else ''} ({kinds}), verified by a run of the "
+            "patched script"
         )
         if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")

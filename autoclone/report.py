@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoclone.classify import INPLACE_VERSION
-from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
+from autoclone.codemods.sites import (
+    ARG,
+    ASSIGN,
+    DETACH,
+    INPLACE,
+    ITEM,
+    NO_GRAD,
+    OPERAND,
+    SUBSCRIPT,
+    Site,
+)
 from autoclone.diagnose import Diagnosis, op_name, where
 from autoclone.patch import SourceFile
 
@@ -32,11 +42,13 @@ class Edit:
 
     file: str
     line: int
-    kind: str
+    kind: str  # the fix: clone, detach, item or no_grad
     code: str
+    site: str = ""  # where: assign, subscript, arg, operand or inplace
 
     def as_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "kind": self.kind, "code": self.code}
+        return {"file": self.file, "line": self.line, "kind": self.kind, "code": self.code,
+                "site": self.site}  # fmt: skip
 
 
 @dataclass
@@ -94,6 +106,17 @@ _WHAT = {
 def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
     """Why this clone removes the conflict without changing what is computed."""
     at = where((site.file, site.line), lines)
+    if site.fix in (DETACH, ITEM):
+        carried = site.assigned or site.target
+        return (
+            f"Fix at {at}: `{site.code}`: the graph built in one iteration is no longer "
+            f"carried into the next through `{carried}`, so backward stops at this iteration."
+        )
+    if site.fix == NO_GRAD:
+        return (
+            f"Fix: `with torch.no_grad():` around {at}: an update of a leaf tensor is not "
+            "part of the model's computation, so autograd must not record it."
+        )
     if site.kind == INPLACE:
         fix = f"Fix: `{site.code}` just before {at}: "
         if d.error_class == INPLACE_VERSION:
@@ -121,4 +144,4 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
 
 
 def edits_of(sites: Sequence[Site]) -> list[Edit]:
-    return [Edit(s.file, s.line, s.kind, s.code) for s in sites]
+    return [Edit(s.file, s.line, s.fix, s.code, s.kind) for s in sites]

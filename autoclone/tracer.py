@@ -29,6 +29,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 Frame = tuple[str, int]
+_STAMP = "autoclone"
 
 #: Ops whose outputs are several views of one input (the multi-output view error).
 _MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
@@ -60,6 +61,7 @@ class Mutation:
     module: str = ""
     module_frames: list[Frame] = field(default_factory=list)
     through_view: bool = False  # written through a view: cloning that view loses the write
+    optimizer: bool = False  # written by an optimizer's step
 
 
 class _Holder:
@@ -181,6 +183,7 @@ class Tracer:
 
     def _after_call(self, name: str, out: Any, created: list[int], watched: list[Any]) -> None:
         grad_fn = getattr(out, "grad_fn", None)
+        self._stamp(out)
         if grad_fn is not None:
             for key in created:
                 if key in self.saved:
@@ -202,6 +205,44 @@ class Tracer:
             if isinstance(view, torch.Tensor):
                 self.views[id(view)] = (weakref.ref(view), frames, op, kind)
 
+    def _stamp(self, out: Any) -> None:
+        """Mark new graph nodes with the backward epoch and the line that created them;
+        ``metadata`` lives on the C++ node, so the mark survives the Python wrapper."""
+        for t in out if isinstance(out, tuple | list) else (out,):
+            grad_fn = getattr(t, "grad_fn", None)
+            if grad_fn is not None and _STAMP not in grad_fn.metadata:
+                grad_fn.metadata[_STAMP] = (self.epoch, self.frames())
+
+    def carry(self, roots: list[Any]) -> dict[str, Any] | None:
+        """The edge where this backward call reaches into an earlier iteration's graph:
+        a node made now consuming a value made before the last backward call."""
+        stack = [t.grad_fn for t in roots if getattr(t, "grad_fn", None) is not None]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop(0)
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stamp = node.metadata.get(_STAMP)
+            for child, _ in node.next_functions:
+                if child is None or type(child).__name__ == "AccumulateGrad":
+                    continue
+                old = child.metadata.get(_STAMP)
+                if stamp and old and old[0] < stamp[0]:
+                    return {"consumer_frames": stamp[1], "producer_frames": old[1],
+                            "consumer_epoch": stamp[0], "producer_epoch": old[0],
+                            "node": type(node).__name__}  # fmt: skip
+                stack.append(child)
+        return None
+
+    def backward_failed(self, roots: list[Any], message: str) -> None:
+        """Called when a backward call raised: add the carry edge, if there is one."""
+        edge = self.carry(roots)
+        if "backward through the graph a second time" in message:
+            self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch}
+        if edge is not None and self.diagnosis is not None:
+            self.diagnosis["carry"] = edge
+
     def _record_mutation(self, t: torch.Tensor, version: int, op: str) -> None:
         module = self.module_stack[-1] if self.module_stack else None
         if module is not None and id(module) not in self.modules:
@@ -217,6 +258,7 @@ class Tracer:
                 type(module).__name__ if module is not None else "",
                 self.modules.get(id(module), []) if module is not None else [],
                 t._is_view(),
+                _in_optimizer(),
             )
         )
         del self.mutations[:-256]  # only recent writes can explain the next stale read
@@ -231,6 +273,15 @@ class Tracer:
                     "mutation": {"frames": self.frames(), "epoch": self.epoch},
                 }
                 return
+
+
+def _in_optimizer() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "/torch/optim/" in frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 class _Watch(TorchFunctionMode):

@@ -76,6 +76,7 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
         assert report.patch == ""
         return
     assert report.error_class == expected["error_class"]
+    assert {edit.kind for edit in report.edits} == {expected.get("kind", "clone")}
     for role, where in expected.get("diagnosis", {}).items():
         frame = where if isinstance(where, list) else ["input.py", where]
         assert report.diagnosis[role] == frame, f"{role} line"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autoclone.codemods.sites import INPLACE, Site
+from autoclone.codemods.sites import CLONE, DETACH, INPLACE, ITEM, NO_GRAD, Site
 from autoclone.edits import TextEdit
 
 #: Name of the run-time switch the trial bootstrap installs in ``builtins``.
@@ -30,13 +30,20 @@ def _keyed(site: Site, prefix: str, suffix: str) -> list[_Keyed]:
 
 def _patch_edits(site: Site) -> list[_Keyed]:
     line, col = site.start
+    if site.fix == NO_GRAD:
+        text = f"with torch.no_grad():\n{site.indent}    "
+        indents = [((n, 0, 0, 0), TextEdit(n, 0, "    ")) for n in site.block]
+        return [((line, col, 0, 0), TextEdit(line, col, text)), *indents]
+    if site.fix == ITEM:
+        return _keyed(site, "float(", ")")
+    method = ".detach()" if site.fix == DETACH else ".clone()"
     if site.kind == INPLACE:
         if site.own_line:
             return [((line, 0, 0, 0), TextEdit(line, 0, f"{site.indent}{site.code}\n"))]
         return [((line, col, 0, 0), TextEdit(line, col, f"{site.code}; "))]
     if site.parens:
-        return _keyed(site, "(", ").clone()")
-    return [((site.end[0], site.end[1], 1, -site.depth), TextEdit(*site.end, ".clone()"))]
+        return _keyed(site, "(", f"){method}")
+    return [((site.end[0], site.end[1], 1, -site.depth), TextEdit(*site.end, method))]
 
 
 def _switch_edits(site: Site) -> list[_Keyed]:
@@ -57,5 +64,6 @@ def patch_edits(sites: Iterable[Site]) -> list[TextEdit]:
 
 
 def instrument_edits(sites: Iterable[Site]) -> list[TextEdit]:
-    """Every site wrapped in the run-time switch; disabled sites return their value as is."""
-    return _ordered(k for site in sites for k in _switch_edits(site))
+    """Every clone site wrapped in the run-time switch; disabled sites return their value
+    as is. Other fixes are only ever tried as plain patched runs."""
+    return _ordered(k for site in sites if site.fix == CLONE for k in _switch_edits(site))

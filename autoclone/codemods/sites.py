@@ -29,6 +29,12 @@ ARG = "arg"  # a call argument: ``f(x)`` -> ``f(x.clone())``
 INPLACE = "inplace"  # target of an in-place op, cloned just before it: ``x = x.clone()``
 OPERAND = "operand"  # a variable used as an operand: ``w * x`` -> ``w * x.clone()``
 
+#: Fix kinds, least change to what is computed first.
+CLONE = "clone"  # same numbers: the saved tensor and the written one stop sharing memory
+NO_GRAD = "no_grad"  # an update of a leaf, done outside autograd as the update means
+DETACH = "detach"  # cut a graph reaching across iterations: changes what is differentiated
+ITEM = "item"  # keep only the value of an accumulator: ``float(total) + loss``
+
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
 _INERT_CALLS = frozenset(
     {
@@ -113,6 +119,9 @@ class Site:
     parens: bool = False  # the expression needs parentheses before ``.clone()``
     own_line: bool = True  # an ``inplace`` clone can go on a new line of its own
     indent: str = ""
+    assigned: str = ""  # for ``assign`` sites with one plain target: its name
+    fix: str = CLONE
+    block: tuple[int, ...] = ()  # further lines a ``no_grad`` block indents
 
 
 def _is_atomic(node: cst.BaseExpression) -> bool:
@@ -202,7 +211,10 @@ class SiteFinder(cst.CSTVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
                 self._add_inplace(node, target.target)
-        self._add_expr(node.value, ASSIGN)
+        names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        self._add_expr(
+            node.value, ASSIGN, assigned=names[0] if len(node.targets) == 1 and names else ""
+        )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -249,7 +261,7 @@ class SiteFinder(cst.CSTVisitor):
     def _range(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
 
-    def _add_expr(self, node: cst.BaseExpression, kind: str) -> None:
+    def _add_expr(self, node: cst.BaseExpression, kind: str, assigned: str = "") -> None:
         if self._in_target or self._in_decorator or not _worth_cloning(node):
             return
         rng = self._range(node)
@@ -259,7 +271,7 @@ class SiteFinder(cst.CSTVisitor):
             start, end = _outside_parens(self.lines, start, end, len(node.lpar))
         target = self.module.code_for_node(node).strip()
         clone = f"({target}).clone()" if parens else f"{target}.clone()"
-        self._record(kind, start, end, target, clone, parens=parens)
+        self._record(kind, start, end, target, clone, parens=parens, assigned=assigned)
 
     def _add_inplace(
         self, node: cst.CSTNode, target: cst.BaseExpression, function_style: bool = False
