@@ -58,7 +58,10 @@ def explain_script(options: Options) -> Explanation:
         runner = make_runner(options, project)
     except BadInput as exc:
         return Explanation(rp.BAD_INPUT, str(exc))
-    first = first_run(project, runner, options.progress)
+    try:
+        first = first_run(project, runner, options.progress)
+    finally:
+        runner.close()
     result = _explanation(first, project, options.timeout)
     result.runs, result.seconds = runner.runs, time.monotonic() - started
     return result

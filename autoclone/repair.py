@@ -188,7 +188,12 @@ def repair(options: Options) -> rp.Report:
         runner = make_runner(options, project)
     except BadInput as exc:
         return rp.Report(rp.BAD_INPUT, str(exc), seconds=time.monotonic() - started)
-    report = _Repair(options, project, runner, started).run()
+    try:
+        report = _Repair(options, project, runner, started).run()
+    finally:
+        runner.close()
+    if report.status == rp.UNFIXABLE and not report.summary.startswith(report.error_class):
+        report.summary = f"{report.error_class}: {report.summary}"
     report.runs, report.candidates = runner.runs, len(project.sites)
     report.seconds = time.monotonic() - started
     return report
@@ -292,6 +297,8 @@ class _Repair:
         ref = self.runner.run(RunSpec(texts, mode=FORWARD_REFERENCE, limit=before))
         if ref.status == "stopped" and len(ref.losses) == before + 1:
             return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
+        if ref.status == "completed" and len(ref.losses) == before:
+            return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
         return None
 
     def _verify(

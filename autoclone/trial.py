@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -91,7 +92,9 @@ class Runner:
     timeout: float = 60.0
     env: Mapping[str, str] = field(default_factory=dict)
     overrides: Mapping[str, str] = field(default_factory=dict)
+    warm: bool = True  # fork trials from a zygote that imported torch once
     runs: int = 0
+    _zygote: Zygote | None = field(default=None, repr=False)
 
     def run(self, spec: RunSpec) -> RunResult:
         self.runs += 1
@@ -109,22 +112,49 @@ class Runner:
         stdout, stderr = tmp / "stdout", tmp / "stderr"
         env = self._environment(spec, project, result_file)
         start = time.monotonic()
+        timed_out = self._forked(project / self.cwd, env, stdout, stderr)
+        if timed_out is None:
+            timed_out = self._fresh(project / self.cwd, env, stdout, stderr)
+        seconds = time.monotonic() - start
+        text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
+        if timed_out:
+            return RunResult("timeout", stderr=text, seconds=seconds)
+        return _load(result_file, project, text, seconds)
+
+    def _fresh(self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> bool:
+        """A new interpreter: the reference behaviour, and the fallback."""
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from autoclone.child import main; main()"],
-                cwd=project / self.cwd,
+                cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
             )
-            timed_out = _wait(proc, self.timeout)
-        seconds = time.monotonic() - start
-        text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
-        if timed_out:
-            return RunResult("timeout", stderr=text, seconds=seconds)
-        return _load(result_file, project, text, seconds)
+            return _wait(proc, self.timeout)
+
+    def _forked(self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> bool | None:
+        """A child of the warm zygote; None when no zygote can serve (then run fresh)."""
+        if not self.warm or not hasattr(os, "fork"):
+            return None
+        if self._zygote is None:
+            self._zygote = Zygote.start(env)
+            if self._zygote is None:
+                self.warm = False
+                return None
+        timed_out = self._zygote.run(str(cwd), env, str(stdout), str(stderr), self.timeout)
+        if timed_out is None:
+            self.close()
+            self.warm = False
+        return timed_out
+
+    def close(self) -> None:
+        """Stop the zygote, if one was started."""
+        if self._zygote is not None:
+            self._zygote.stop()
+            self._zygote = None
 
     def _environment(self, spec: RunSpec, project: Path, result_file: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -147,6 +177,65 @@ class Runner:
             }
         )
         return env
+
+
+class Zygote:
+    """The parent's handle on ``autoclone.zygote``: one request, one forked trial."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+
+    @classmethod
+    def start(cls, env: dict[str, str]) -> Zygote | None:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from autoclone.zygote import serve; serve()"],
+            cwd=tempfile.gettempdir(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        )  # fmt: skip
+        zygote = cls(proc)
+        if zygote._read(120.0) != {"ready": True}:
+            zygote.stop()
+            return None
+        return zygote
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], max(timeout, 0.0))
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else None
+
+    def run(self, cwd: str, env: dict[str, str], stdout: str, stderr: str, timeout: float
+            ) -> bool | None:  # fmt: skip
+        """Run one trial; True if it timed out, None if the zygote itself failed."""
+        request = {"cwd": cwd, "env": env, "stdout": stdout, "stderr": stderr}
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        started = self._read(30.0)
+        if not started or "pid" not in started:
+            return None
+        pid = int(started["pid"])
+        try:
+            done = self._read(timeout)
+        finally:
+            _kill_group(pid)  # on timeout, on Ctrl-C, and for anything the script left behind
+        if done is None:
+            return None if self._read(30.0) is None else True
+        return False
+
+    def stop(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            _kill_group(self.proc.pid)
+            self.proc.wait()
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:

@@ -173,7 +173,6 @@ def test_set_overrides_an_argparse_default(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "error_class"),
     [
-        ("w = torch.ones(3, requires_grad=True)\nw.add_(1)\n", "leaf_inplace"),
         (
             "w = torch.ones(3, requires_grad=True)\nloss = (w * w).sum()\n"
             "loss.backward()\nloss.backward()\n",
@@ -190,3 +189,15 @@ def test_errors_a_clone_cannot_repair_are_named_with_exit_1(
     report = json.loads(result.stdout)
     assert report["status"] == "unfixable" and report["error"]["class"] == error_class
     assert error_class in result.stderr.strip().splitlines()[-1]
+
+
+def test_a_leaf_initialised_in_place_is_wrapped_in_no_grad(tmp_path: Path) -> None:
+    (tmp_path / "init.py").write_text(
+        "import torch\nw = torch.randn(3, requires_grad=True)\nw.mul_(0.1)\n"
+        "for step in range(3):\n    (w * w).sum().backward()\n"
+    )
+    result = autoclone("fix", "init.py", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [(e["kind"], e["line"]) for e in report["edits"]] == [("no_grad", 3)]
+    assert "with torch.no_grad():\n    w.mul_(0.1)\n" in (tmp_path / "init.py").read_text()

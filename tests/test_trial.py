@@ -7,6 +7,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from autoclone.child import FORWARD_REFERENCE, REFERENCE
 from autoclone.trial import Runner, RunSpec
 
@@ -28,13 +30,19 @@ TRAIN = textwrap.dedent(
 )
 
 
+@pytest.fixture(params=[True, False], ids=["forked", "fresh"])
+def warm(request: pytest.FixtureRequest) -> bool:
+    """Every runner test runs twice: forked from the warm zygote and as a fresh process."""
+    return bool(request.param)
+
+
 def _runner(tmp_path: Path, source: str, **kwargs: object) -> Runner:
     (tmp_path / "train.py").write_text(source)
     return Runner(root=tmp_path, script="train.py", **kwargs)  # type: ignore[arg-type]
 
 
-def test_stops_after_exactly_the_requested_backward_calls(tmp_path: Path) -> None:
-    runner = _runner(tmp_path, TRAIN)
+def test_stops_after_exactly_the_requested_backward_calls(tmp_path: Path, warm: bool) -> None:
+    runner = _runner(tmp_path, TRAIN, warm=warm)
     result = runner.run(RunSpec({}, limit=5))
     assert result.status == "stopped"
     assert result.backward == 5 and len(result.losses) == 5 and len(result.grads) == 5
@@ -42,16 +50,18 @@ def test_stops_after_exactly_the_requested_backward_calls(tmp_path: Path) -> Non
     assert runner.runs == 1
 
 
-def test_runs_are_reproducible_and_never_write_into_the_user_folder(tmp_path: Path) -> None:
+def test_runs_are_reproducible_and_never_write_into_the_user_folder(
+    tmp_path: Path, warm: bool
+) -> None:
     source = TRAIN.replace('print("finished")', 'open("out.txt", "w").write("x")')
-    runner = _runner(tmp_path, source)
+    runner = _runner(tmp_path, source, warm=warm)
     first, second = runner.run(RunSpec({})), runner.run(RunSpec({}))
     assert first.status == second.status == "completed"
     assert first.losses == second.losses and first.backward == 1000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
 
 
-def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+def test_timeout_kills_the_whole_process_group(tmp_path: Path, warm: bool) -> None:
     pid_file = tmp_path.parent / f"{tmp_path.name}-child.pid"
     source = textwrap.dedent(
         f"""\
@@ -62,14 +72,23 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
             time.sleep(0.05)
         """
     )
-    runner = _runner(tmp_path, source, timeout=3.0)
+    runner = _runner(tmp_path, source, timeout=3.0, warm=warm)
     started = time.monotonic()
     result = runner.run(RunSpec({}))
     assert result.status == "timeout"
+    assert runner.warm == warm
     assert time.monotonic() - started < 30
     pid = int(pid_file.read_text())
     time.sleep(0.2)
     assert not _alive(pid), "the script's own child process survived the timeout"
+
+
+def _stdout_of(runner: Runner, source: str) -> str:
+    """Run once more with the script writing its stdout where the test can read it."""
+    out = runner.root.parent / f"{runner.root.name}-stdout-{runner.warm}.txt"
+    wrapped = f"import sys\nsys.stdout = open({str(out)!r}, 'w')\n" + source
+    runner.run(RunSpec({"train.py": wrapped}))
+    return out.read_text()
 
 
 def _alive(pid: int) -> bool:
@@ -119,3 +138,30 @@ def test_reference_modes_compute_what_the_user_meant(tmp_path: Path) -> None:
     two = late.run(RunSpec({}, mode=FORWARD_REFERENCE, limit=2))
     assert two.status == "stopped" and two.backward == 2 and len(two.losses) == 3
     assert two.losses == ref.losses
+
+
+def test_a_forked_trial_sees_exactly_what_a_fresh_process_sees(tmp_path: Path) -> None:
+    """argv, __main__, cwd, environment, seeds and outputs are identical forked and fresh."""
+    source = textwrap.dedent(
+        """\
+        import os, random, sys
+        import numpy, torch
+        print(sys.argv[1:], __name__, os.getcwd().endswith("project"), os.environ["TRIAL"])
+        print(random.random(), numpy.random.rand(), torch.rand(2).tolist(), sys.path[0][-7:])
+        print(torch.get_num_threads(), "torch.nn" in sys.modules, os.getpgid(0) == os.getpid())
+        w = torch.randn(3, requires_grad=True)
+        for step in range(3):
+            loss = (w.exp() * torch.randn(3)).sum()
+            loss.backward()
+            print(loss.item(), w.grad.tolist())
+        """
+    )
+    results = []
+    for warm in (True, False):
+        runner = _runner(tmp_path, source, argv=("--lr", "0.1"), env={"TRIAL": "x"}, warm=warm)
+        result = runner.run(RunSpec({}))
+        assert result.status == "completed", result.stderr
+        results.append((result.losses, result.grads, _stdout_of(runner, source)))
+        assert runner.warm == warm, "the zygote failed and the runner fell back to fresh runs"
+        runner.close()
+    assert results[0] == results[1]
