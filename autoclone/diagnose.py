@@ -60,6 +60,7 @@ class Diagnosis:
     optimizer_step: bool = False  # the write was an optimizer's step
     carry_consumer: Frame | None = None  # a node made here consumed ...
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
+    carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     view: Frame | None = None
     view_op: str = ""
     evidence: str = "traceback"  # tracer | anomaly | traceback
@@ -107,8 +108,12 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     traced = first.diagnosis or {}
     carry = traced.get("carry") or {}
     if carry:
-        base = replace(base, carry_consumer=_first_own(carry["consumer_frames"], own),
-                       carry_producer=_first_own(carry["producer_frames"], own))  # fmt: skip
+        base = replace(
+            base,
+            carry_consumer=_first_own(carry["consumer_frames"], own),
+            carry_producer=_first_own(carry["producer_frames"], own),
+            carry_frames=tuple((f, int(n)) for f, n in carry["consumer_frames"] if f in own),
+        )
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))
     if traced.get("kind") == "backward_twice":
@@ -215,6 +220,13 @@ def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
         )
     if d.mutation is not None:
         parts.append(_mutation_words(d, lines))
+    if d.carry_consumer is not None:
+        outer = d.carry_frames[-1] if d.carry_frames else d.carry_consumer
+        parts.append(
+            f"The graph reaches across iterations: {where(outer, lines)} used a value whose "
+            "graph was built before the previous backward call, so this backward runs into "
+            "that older graph again."
+        )
     return "\n".join(parts)
 
 

@@ -12,50 +12,67 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.rewrites import as_detach, as_item, as_no_grad
 from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
-from autoclone.diagnose import Diagnosis, where
+from autoclone.diagnose import Diagnosis, Frame, where
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
-def _carried(found: Diagnosis, sites: Sequence[Site]) -> list[str]:
+def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
     """Variables read on the consumer line that are assigned on or after it: values that
     survive into the next iteration. Best first: assigned later in the loop body."""
-    if found.carry_consumer is None:
-        return []
-    file, line = found.carry_consumer
+    file, line = frame
     read = [s.target for s in sites if (s.file, s.line) == (file, line)
             and s.kind in (ARG, OPERAND) and _IDENTIFIER.match(s.target)]  # fmt: skip
-    assigned = {s.assigned: s.line for s in sites if s.file == file and s.kind == ASSIGN
-                and s.assigned and s.line >= line}  # fmt: skip
+    assigned = {name: s.line for s in sites if s.file == file and s.kind == ASSIGN
+                and s.line >= line for name in s.bound}  # fmt: skip
     carried = [name for name in dict.fromkeys(read) if name in assigned]
     return sorted(carried, key=lambda name: -assigned[name])
 
 
-def detach_candidates(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
-    """``h = h_next.detach()`` where the carried variable is reassigned later in the loop;
-    for an accumulator (reassigned on the line that reads it) its read, detached or as a
-    plain number; then the other reads on that line."""
-    if found.carry_consumer is None:
-        return []
-    file, line = found.carry_consumer
+def _carry_sets(frame: Frame, sites: Sequence[Site]) -> list[list[Site | None]]:
+    file, line = frame
     on_line = [s for s in sites if (s.file, s.line) == (file, line)]
-    ordered: list[Site | None] = []
-    for name in _carried(found, sites):
+    carried = _carried(frame, sites)
+    reads = {n: [s for s in on_line if s.target == n and s.kind == ARG] for n in carried}
+    sets: list[list[Site | None]] = []
+    together = [as_detach(r[0]) for r in reads.values() if r]
+    if len(together) > 1:
+        sets.append(together)
+    for name in carried:
         later = [s for s in sites if s.file == file and s.kind == ASSIGN and s.assigned == name
                  and s.line > line]  # fmt: skip
-        ordered += [as_detach(s) for s in sorted(later, key=lambda s: -s.line)]
-        reads = [s for s in on_line if s.target == name and s.kind in (ARG, OPERAND)]
-        ordered += [variant(s) for s in reads for variant in (as_detach, as_item)]
-    rest = sorted((s for s in on_line if s.kind in (ARG, OPERAND, SUBSCRIPT)),
-                  key=lambda s: -s.depth)  # fmt: skip
-    ordered += [as_detach(s) for s in rest]
-    unique = {s.id: s for s in ordered if s is not None}
+        sets += [[as_detach(s)] for s in sorted(later, key=lambda s: -s.line)]
+        mine = [s for s in on_line if s.target == name and s.kind in (ARG, OPERAND)]
+        sets += [[variant(s)] for s in mine for variant in (as_detach, as_item)]
+    return sets
+
+
+def detach_candidates(found: Diagnosis, sites: Sequence[Site]) -> list[list[Site]]:
+    """Edit sets to try, best first, for each user frame of the consuming node from the
+    outermost (the training loop that carries state) in: ``h = h_next.detach()`` where
+    the carried variable is reassigned later in the loop; for a state of several tensors
+    (``(h, c)``) all of its reads together; for an accumulator (reassigned on the line
+    that reads it) its read, detached or as a plain number. Last, single reads on the
+    innermost consuming line."""
+    frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
+    if not frames:
+        return []
+    sets = [edit_set for frame in reversed(frames) for edit_set in _carry_sets(frame, sites)]
+    file, line = frames[0]
+    rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
+                   and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
+    sets += [[as_detach(s)] for s in rest]
+    unique: dict[tuple[str, ...], list[Site]] = {}
+    for edit_set in sets:
+        if edit_set and all(s is not None for s in edit_set):
+            chosen = [s for s in edit_set if s is not None]
+            unique.setdefault(tuple(s.id for s in chosen), chosen)
     return list(unique.values())
 
 
 def no_grad_candidates(
     found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
-) -> list[Site]:
+) -> list[list[Site]]:
     """The update that hit a leaf, with the neighbouring in-place updates at the same
     indentation (``w -= ...`` then ``b -= ...``), under one ``torch.no_grad()`` block."""
     frame = found.mutation or found.failing
@@ -73,23 +90,26 @@ def no_grad_candidates(
         last += 1
     blocks = [(updates[first], tuple(range(first + 1, last + 1))), (hit, ())]
     wrapped = [as_no_grad(site, texts[file], block) for site, block in blocks]
-    unique = {s.id + str(s.block): s for s in wrapped if s is not None}
+    unique = {s.id + str(s.block): [s] for s in wrapped if s is not None}
     return list(unique.values())
 
 
-def consequences(found: Diagnosis, site: Site, lines: dict[str, list[str]]) -> list[str]:
-    """What the edit changes, said plainly: the report owes the user this."""
+def consequences(
+    found: Diagnosis, chosen: Sequence[Site], lines: dict[str, list[str]]
+) -> list[str]:
+    """What the edits change, said plainly: the report owes the user this."""
     notes: list[str] = []
-    carried = site.assigned or site.target
+    site = chosen[0]
+    carried = ", ".join(f"`{s.assigned or s.target}`" for s in chosen)
     if site.fix == "detach":
         notes.append(
             f"this changes what is differentiated: gradients no longer flow from one "
-            f"iteration into the previous one through `{carried}` (truncated "
+            f"iteration into the previous one through {carried} (truncated "
             "backpropagation through time, the usual cure for a carried state)"
         )
     elif site.fix == "item":
         notes.append(
-            f"this changes what is differentiated: `{carried}` keeps the value of earlier "
+            f"this changes what is differentiated: {carried} keeps the value of earlier "
             "iterations but not their graphs, so each backward differentiates only the "
             "current step's part"
         )

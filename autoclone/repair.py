@@ -255,8 +255,9 @@ class _Repair:
         if verified is None:
             base.summary = f"none of the {kind} edits the evidence points at passed verification"
             return base
-        report = self._fixed(base, found, [verified[0]], verified[1], minimal=True)
-        report.notes += consequences(found, verified[0], self.project.lines())
+        chosen, patched = verified
+        report = self._fixed(base, found, chosen, patched, minimal=len(chosen) == 1)
+        report.notes += consequences(found, chosen, self.project.lines())
         return report
 
     def _unfixable_optimizer(self, first: RunResult, found: Diagnosis) -> rp.Report:
@@ -279,10 +280,10 @@ class _Repair:
         ranked = priority(found, self.project.sites) if guided else []
         known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
         by_id = {s.id: s for s in self.project.sites}
-        predicted = [by_id[i] for i in ranked[:PREDICTIONS]]
+        predicted = [[by_id[i]] for i in ranked[:PREDICTIONS]]
         verified = self._try_predictions(predicted, reference, limit, known)
         if verified is not None:
-            return self._fixed(base, found, [verified[0]], verified[1], minimal=True)
+            return self._fixed(base, found, verified[0], verified[1], minimal=True)
         result = self._search(reference, limit, ranked, known)
         return self._finish(base, found, result, reference, limit)
 
@@ -311,19 +312,20 @@ class _Repair:
 
     def _try_predictions(
         self,
-        candidates: list[Site],
+        candidates: list[list[Site]],
         reference: Reference,
         limit: int,
         known: dict[frozenset[str], Outcome],
-    ) -> tuple[Site, dict[str, str]] | None:
-        """The edits the evidence points at, each verified directly as a patched run."""
-        for site in candidates:
-            self.say(f"run {self.runner.runs + 1}: trying `{site.code}` at {site.file}:{site.line}")
-            outcome, patched = self._verify([site], reference, limit)
+    ) -> tuple[list[Site], dict[str, str]] | None:
+        """The edits the evidence points at, each set verified directly as a patched run."""
+        for edit_set in candidates:
+            shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in edit_set)
+            self.say(f"run {self.runner.runs + 1}: trying {shown}")
+            outcome, patched = self._verify(edit_set, reference, limit)
             self.say(f"  -> {_outcome_text(outcome)}")
-            known[frozenset({site.id})] = outcome
+            known[frozenset(s.id for s in edit_set)] = outcome
             if isinstance(outcome, Passed):
-                return site, patched
+                return edit_set, patched
         return None
 
     def _search(

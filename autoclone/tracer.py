@@ -215,15 +215,16 @@ class Tracer:
 
     def carry(self, roots: list[Any]) -> dict[str, Any] | None:
         """The edge where this backward call reaches into an earlier iteration's graph:
-        a node made now consuming a value made before the last backward call."""
-        stack = [t.grad_fn for t in roots if getattr(t, "grad_fn", None) is not None]
+        a node made now consuming a value made before the last backward call. Nodes made
+        inside a C++ op carry no mark of their own and inherit their consumer's."""
+        queue = [(t.grad_fn, None) for t in roots if getattr(t, "grad_fn", None) is not None]
         seen: set[int] = set()
-        while stack:
-            node = stack.pop(0)
+        while queue:
+            node, inherited = queue.pop(0)
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            stamp = node.metadata.get(_STAMP)
+            stamp = node.metadata.get(_STAMP) or inherited
             for child, _ in node.next_functions:
                 if child is None or type(child).__name__ == "AccumulateGrad":
                     continue
@@ -232,7 +233,7 @@ class Tracer:
                     return {"consumer_frames": stamp[1], "producer_frames": old[1],
                             "consumer_epoch": stamp[0], "producer_epoch": old[0],
                             "node": type(node).__name__}  # fmt: skip
-                stack.append(child)
+                queue.append((child, stamp))
         return None
 
     def backward_failed(self, roots: list[Any], message: str) -> None:

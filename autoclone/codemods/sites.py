@@ -120,6 +120,7 @@ class Site:
     own_line: bool = True  # an ``inplace`` clone can go on a new line of its own
     indent: str = ""
     assigned: str = ""  # for ``assign`` sites with one plain target: its name
+    bound: tuple[str, ...] = ()  # for ``assign`` sites: every name the statement binds
     fix: str = CLONE
     block: tuple[int, ...] = ()  # further lines a ``no_grad`` block indents
 
@@ -212,9 +213,9 @@ class SiteFinder(cst.CSTVisitor):
             if isinstance(target.target, cst.Subscript):
                 self._add_inplace(node, target.target)
         names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
-        self._add_expr(
-            node.value, ASSIGN, assigned=names[0] if len(node.targets) == 1 and names else ""
-        )
+        bound = tuple(n for t in node.targets for n in _names_in(t.target))
+        assigned = names[0] if len(node.targets) == 1 and names else ""
+        self._add_expr(node.value, ASSIGN, assigned=assigned, bound=bound)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -243,6 +244,10 @@ class SiteFinder(cst.CSTVisitor):
             if arg.star or (arg.keyword and arg.keyword.value == "inplace"):
                 continue
             self._add_expr(arg.value, ARG)
+            if isinstance(arg.value, cst.Tuple):  # a state passed as a pair: ``(h, c)``
+                for element in arg.value.elements:
+                    if isinstance(element.value, cst.Name | cst.Attribute | cst.Subscript):
+                        self._add_expr(element.value, ARG)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self._in_target:
@@ -261,7 +266,9 @@ class SiteFinder(cst.CSTVisitor):
     def _range(self, node: cst.CSTNode) -> CodeRange:
         return self.get_metadata(PositionProvider, node)
 
-    def _add_expr(self, node: cst.BaseExpression, kind: str, assigned: str = "") -> None:
+    def _add_expr(
+        self, node: cst.BaseExpression, kind: str, assigned: str = "", bound: tuple[str, ...] = ()
+    ) -> None:
         if self._in_target or self._in_decorator or not _worth_cloning(node):
             return
         rng = self._range(node)
@@ -271,7 +278,7 @@ class SiteFinder(cst.CSTVisitor):
             start, end = _outside_parens(self.lines, start, end, len(node.lpar))
         target = self.module.code_for_node(node).strip()
         clone = f"({target}).clone()" if parens else f"{target}.clone()"
-        self._record(kind, start, end, target, clone, parens=parens, assigned=assigned)
+        self._record(kind, start, end, target, clone, parens=parens, assigned=assigned, bound=bound)
 
     def _add_inplace(
         self, node: cst.CSTNode, target: cst.BaseExpression, function_style: bool = False
@@ -354,6 +361,15 @@ def _is_methodish(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Attribute):
         return not (isinstance(value.value, cst.Name) and value.value.value in {"torch", "nn"})
     return isinstance(value, cst.Subscript)
+
+
+def _names_in(target: cst.BaseExpression) -> list[str]:
+    """Names an assignment target binds: ``out, (h, c)`` -> out, h, c."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for element in target.elements for n in _names_in(element.value)]
+    return []
 
 
 def _base_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
