@@ -130,6 +130,7 @@ def _install_backward_counter(state: _State) -> None:
         state.backward += 1
         if state.tracer is not None:
             state.tracer.epoch = state.backward
+            state.tracer.backward_frames = state.tracer.frames()
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             torch.set_grad_enabled(False)

@@ -61,6 +61,7 @@ class Diagnosis:
     carry_consumer: Frame | None = None  # a node made here consumed ...
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
+    previous_backward: Frame | None = None  # the backward call that already used the graph
     view: Frame | None = None
     view_op: str = ""
     evidence: str = "traceback"  # tracer | anomaly | traceback
@@ -69,7 +70,9 @@ class Diagnosis:
 def as_json(d: Diagnosis) -> dict[str, Any]:
     """The located lines as ``[file, line]`` pairs, for reports and editors."""
     out: dict[str, Any] = {"evidence": d.evidence}
-    for key in ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer"):
+    keys = ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer",
+            "previous_backward")  # fmt: skip
+    for key in keys:
         frame = getattr(d, key)
         out[key] = list(frame) if frame else None
     out["saved_op"], out["mutation_op"] = op_name(d.saved_op), d.mutation_op
@@ -117,7 +120,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))
     if traced.get("kind") == "backward_twice":
-        return replace(base, evidence="tracer")
+        previous = _first_own(traced.get("previous_backward_frames"), own)
+        return replace(base, evidence="tracer", previous_backward=previous)
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW):
         view = traced["view"]
         mutation = _first_own(traced["mutation"]["frames"], own) or failing
@@ -220,6 +224,12 @@ def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
         )
     if d.mutation is not None:
         parts.append(_mutation_words(d, lines))
+    if d.previous_backward is not None and d.carry_consumer is None:
+        parts.append(
+            f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
+            "which frees what it saved. If both losses should train the model, add them and "
+            "call backward once, or pass retain_graph=True to the first backward call."
+        )
     if d.carry_consumer is not None:
         outer = d.carry_frames[-1] if d.carry_frames else d.carry_consumer
         parts.append(

@@ -224,7 +224,10 @@ class _Repair:
         if found.error_class == cls.LEAF_INPLACE:
             return self._other_kind(first, found, NO_GRAD)
         if found.error_class not in cls.CLONE_FIXABLE:
-            return _not_clone_fixable(found.error_class, found.line)
+            report = _not_clone_fixable(found.error_class, found.line)
+            report.explanation = explain(found, self.project.lines())
+            report.diagnosis = diagnosis_json(found)
+            return report
         return self._fix(first, found)
 
     def _base(self, first: RunResult, found: Diagnosis) -> tuple[rp.Report, int]:
@@ -437,11 +440,13 @@ def _not_clone_fixable(kind: str, line: str) -> rp.Report:
         return rp.Report(
             rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line, error_class=kind
         )
+    why = {
+        cls.BACKWARD_TWICE: "two backward calls ran through one graph without a carried "
+        "state to detach; summing the losses or retain_graph=True is a choice about what "
+        "to train, which autoclone leaves to you",
+    }.get(kind, "no edit the evidence supports repairs it")
     return rp.Report(
-        rp.UNFIXABLE,
-        f"{kind}: {cls.DESCRIPTIONS[kind]}; a .clone() cannot repair this class of error",
-        error=line,
-        error_class=kind,
+        rp.UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind
     )
 
 

@@ -45,7 +45,8 @@ class Saved:
     op: str
     frames: list[Frame]
     epoch: int
-    grad_fn: str = ""
+    grad_fn: str = ""  # the node that saved it
+    producer: str = ""  # the node that made it, as PyTorch's own message names it
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Tracer:
         self.modules: dict[int, list[Frame]] = {}
         self.module_stack: list[Any] = []
         self.diagnosis: dict[str, Any] | None = None
+        self.backward_frames: list[Frame] = []  # where the last backward call was made
         self._counter = itertools.count()
         self._op = ""
         self._new: list[int] = []
@@ -124,7 +126,13 @@ class Tracer:
         key = next(self._counter)
         storage = _storage(t)
         self.saved[key] = Saved(
-            t._version, storage, list(t.shape), self._op, self.frames(), self.epoch
+            t._version,
+            storage,
+            list(t.shape),
+            self._op,
+            self.frames(),
+            self.epoch,
+            producer=type(t.grad_fn).__name__ if t.grad_fn is not None else "",
         )
         self.live[storage] = self.live.get(storage, 0) + 1
         self._new.append(key)
@@ -148,7 +156,8 @@ class Tracer:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified "
                 f"by an inplace operation: [{t.type()} {list(t.shape)}], which is output "
-                f"0 of {record.grad_fn or record.op}, is at version {t._version}; expected "
+                f"0 of {record.producer or record.grad_fn or record.op}, is at version "
+                f"{t._version}; expected "
                 f"version {record.version} instead. (autograd check made by autoclone)"
             )
         return t
@@ -240,7 +249,8 @@ class Tracer:
         """Called when a backward call raised: add the carry edge, if there is one."""
         edge = self.carry(roots)
         if "backward through the graph a second time" in message:
-            self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch}
+            self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
+                              "previous_backward_frames": self.backward_frames}  # fmt: skip
         if edge is not None and self.diagnosis is not None:
             self.diagnosis["carry"] = edge
 

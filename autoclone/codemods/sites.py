@@ -232,9 +232,12 @@ class SiteFinder(cst.CSTVisitor):
         name = _call_name(node)
         func = node.func
         if _is_inplace_method(name):
-            if isinstance(func, cst.Attribute) and _is_methodish(func.value):
-                self._add_inplace(node, func.value)
-            elif node.args and isinstance(func, cst.Attribute | cst.Name):
+            receiver = _chain_root(func.value) if isinstance(func, cst.Attribute) else None
+            if receiver is not None and _is_methodish(receiver):
+                self._add_inplace(node, receiver)  # ``x.sub_(m).div_(s)`` writes into x
+            elif node.args and receiver is not None and not isinstance(receiver, cst.Call):
+                self._add_inplace(node, node.args[0].value, function_style=True)
+            elif node.args and isinstance(func, cst.Name):
                 self._add_inplace(node, node.args[0].value, function_style=True)
         elif _has_inplace_true(node) and node.args:
             self._add_inplace(node, node.args[0].value, function_style=True)
@@ -352,6 +355,17 @@ class SiteFinder(cst.CSTVisitor):
             return False
         grand = self.get_metadata(ParentNodeProvider, parent, None)
         return parent.body[0] is statement and isinstance(grand, cst.IndentedBlock | cst.Module)
+
+
+def _chain_root(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The receiver a chain of in-place calls writes into: ``x`` of ``x.sub_(m).div_(s)``."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and _is_inplace_method(value.func.attr.value)
+    ):
+        value = value.func.value
+    return value
 
 
 def _is_methodish(value: cst.BaseExpression) -> bool:
