@@ -71,7 +71,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
     """The located lines as ``[file, line]`` pairs, for reports and editors."""
     out: dict[str, Any] = {"evidence": d.evidence}
     keys = ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer",
-            "previous_backward")  # fmt: skip
+            "previous_backward", "module_built")  # fmt: skip
     for key in keys:
         frame = getattr(d, key)
         out[key] = list(frame) if frame else None

@@ -23,6 +23,7 @@ from autoclone import report as rp
 from autoclone.child import ANOMALY, FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
 from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
+from autoclone.codemods.rewrites import inplace_false
 from autoclone.codemods.sites import DETACH, NO_GRAD, Site, find_sites
 from autoclone.diagnose import (
     Diagnosis,
@@ -283,12 +284,20 @@ class _Repair:
         ranked = priority(found, self.project.sites) if guided else []
         known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
         by_id = {s.id: s for s in self.project.sites}
-        predicted = [[by_id[i]] for i in ranked[:PREDICTIONS]]
+        predicted = self._module_flags(found) + [[by_id[i]] for i in ranked[:PREDICTIONS]]
         verified = self._try_predictions(predicted, reference, limit, known)
         if verified is not None:
             return self._fixed(base, found, verified[0], verified[1], minimal=True)
         result = self._search(reference, limit, ranked, known)
         return self._finish(base, found, result, reference, limit)
+
+    def _module_flags(self, found: Diagnosis) -> list[list[Site]]:
+        """``inplace=False`` where the library module that wrote in place was built."""
+        if found.module_built is None or self.options.strategy != "predict":
+            return []
+        file, line = found.module_built
+        text = self.project.lines().get(file, [])
+        return [[s] for s in inplace_false(file, line, text[line - 1])] if text else []
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
         texts = self.project.texts()

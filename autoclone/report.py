@@ -17,6 +17,7 @@ from autoclone.codemods.sites import (
     ASSIGN,
     DETACH,
     INPLACE,
+    INPLACE_FALSE,
     ITEM,
     NO_GRAD,
     OPERAND,
@@ -111,6 +112,11 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
         return (
             f"Fix at {at}: `{site.code}`: the graph built in one iteration is no longer "
             f"carried into the next through `{carried}`, so backward stops at this iteration."
+        )
+    if site.fix == INPLACE_FALSE:
+        return (
+            f"Fix at {at}: `inplace=False`: the module then writes its result into a new "
+            "tensor, and the tensor saved for backward stays as it was."
         )
     if site.fix == NO_GRAD:
         return (

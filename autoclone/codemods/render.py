@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autoclone.codemods.sites import CLONE, DETACH, INPLACE, ITEM, NO_GRAD, Site
+from autoclone.codemods.sites import CLONE, DETACH, INPLACE, INPLACE_FALSE, ITEM, NO_GRAD, Site
 from autoclone.edits import TextEdit
 
 #: Name of the run-time switch the trial bootstrap installs in ``builtins``.
@@ -34,6 +34,8 @@ def _patch_edits(site: Site) -> list[_Keyed]:
         text = f"with torch.no_grad():\n{site.indent}    "
         indents = [((n, 0, 0, 0), TextEdit(n, 0, "    ")) for n in site.block]
         return [((line, col, 0, 0), TextEdit(line, col, text)), *indents]
+    if site.fix == INPLACE_FALSE:
+        return [((line, col, 0, 0), TextEdit(line, col, "False", delete=len("True")))]
     if site.fix == ITEM:
         return _keyed(site, "float(", ")")
     method = ".detach()" if site.fix == DETACH else ".clone()"

@@ -3,6 +3,7 @@
 * ``detach``: the same place as a clone site, ``.detach()`` instead of ``.clone()``;
   allowed only where the tracer shows a graph reaching across iterations.
 * ``item``: an accumulator's value without its graph, ``float(total_loss)``.
+* ``inplace_false``: ``inplace=True`` turned off where a library module was built.
 * ``no_grad``: an in-place statement wrapped in ``with torch.no_grad():``; the cure for
   updating a leaf that requires grad (manual SGD).
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from autoclone.codemods.sites import DETACH, INPLACE, ITEM, NO_GRAD, Site
+from autoclone.codemods.sites import DETACH, INPLACE, INPLACE_FALSE, ITEM, NO_GRAD, Site
 
 _IMPORTS_TORCH = re.compile(r"^import torch\s*(#.*)?$", re.MULTILINE)
+_INPLACE_TRUE = re.compile(r"\binplace\s*=\s*(True)\b")
 
 
 def as_detach(site: Site) -> Site | None:
@@ -42,3 +44,17 @@ def as_no_grad(site: Site, source: str, block: tuple[int, ...] = ()) -> Site | N
     body = "; ".join(lines[n - 1].strip() for n in (site.line, *block))
     return replace(site, id=f"{site.id}:no_grad", fix=NO_GRAD, block=block,
                    code=f"with torch.no_grad(): {body}")  # fmt: skip
+
+
+def inplace_false(file: str, line: int, text: str) -> list[Site]:
+    """``inplace=True`` on a module's construction line, turned off: the module then
+    writes its result into a new tensor and the one autograd saved stays intact."""
+    sites = []
+    for match in _INPLACE_TRUE.finditer(text):
+        col = match.start(1)
+        code = text[: match.start(1)].strip() + "False" + text[match.end(1) :].rstrip()
+        sites.append(Site(id=f"{file}:{line}:{col}:inplace_false", file=file, line=line,
+                          col=col, kind="keyword", target="inplace=True", code=code,
+                          start=(line, col), end=(line, col + 4), depth=0,
+                          fix=INPLACE_FALSE))  # fmt: skip
+    return sites

@@ -34,6 +34,7 @@ CLONE = "clone"  # same numbers: the saved tensor and the written one stop shari
 NO_GRAD = "no_grad"  # an update of a leaf, done outside autograd as the update means
 DETACH = "detach"  # cut a graph reaching across iterations: changes what is differentiated
 ITEM = "item"  # keep only the value of an accumulator: ``float(total) + loss``
+INPLACE_FALSE = "inplace_false"  # ``nn.ReLU(inplace=True)`` -> ``inplace=False``: same numbers
 
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
 _INERT_CALLS = frozenset(
