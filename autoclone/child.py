@@ -59,6 +59,7 @@ class _State:
             "forward_frames": self.forward_frames,
             "forward_op": self.forward_op,
             "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
+            "warnings": self.tracer.warnings if self.tracer is not None else [],
         }
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -272,3 +272,28 @@ def editor_lines(d: Diagnosis) -> list[str]:
     elif d.failing is not None:
         out.append(f"{d.failing[0]}:{d.failing[1]}:1: error: {d.line}")
     return out
+
+
+def warning_lines(
+    warnings: Sequence[dict[str, Any]], own: Collection[str], lines: dict[str, list[str]]
+) -> tuple[list[str], list[str]]:
+    """Writes into saved tensors that autograd cannot see: PyTorch raises nothing and
+    backward silently uses the new values. Plain words, and editor lines."""
+    words, editor = [], []
+    for w in warnings:
+        at, saved = _first_own(w.get("frames"), own), _first_own(w.get("saved_frames"), own)
+        how = (
+            f"a fused optimizer step ({w['op']}) updates tensors without bumping their version"
+            if w["kind"] == "fused_optimizer"
+            else f"{w['op']} wrote through `.data` or another alias with its own version counter"
+        )
+        words.append(
+            f"Warning: at {where(at, lines)} {how}, while a graph still holds them for backward "
+            f"(saved at {where(saved, lines)}): PyTorch raises nothing and the gradients are "
+            "computed from the new values."
+        )
+        if at is not None:
+            editor.append(
+                f"{at[0]}:{at[1]}:1: warning: silent write into a tensor saved for backward"
+            )
+    return words, editor

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from autoclone import report as rp
 from autoclone.classify import CLONE_FIXABLE, DESCRIPTIONS, NOT_AUTOGRAD
 from autoclone.codemods.sites import INPLACE
-from autoclone.diagnose import Diagnosis, diagnose, editor_lines, explain, priority, where
+from autoclone.diagnose import (
+    Diagnosis,
+    diagnose,
+    editor_lines,
+    explain,
+    priority,
+    warning_lines,
+    where,
+)
 from autoclone.repair import BadInput, Options, Project, first_run, load_project, make_runner
 from autoclone.trial import RunResult
 
@@ -63,6 +71,9 @@ def explain_script(options: Options) -> Explanation:
     finally:
         runner.close()
     result = _explanation(first, project, options.timeout)
+    words, editor = warning_lines(first.warnings, project.sources, project.lines())
+    result.text = "\n".join(filter(None, [result.text, *words]))
+    result.editor += editor
     result.runs, result.seconds = runner.runs, time.monotonic() - started
     return result
 

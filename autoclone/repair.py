@@ -32,6 +32,7 @@ from autoclone.diagnose import (
     explain,
     optimizer_before_backward,
     priority,
+    warning_lines,
 )
 from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.kinds import consequences, detach_candidates, no_grad_candidates, optimizer_advice
@@ -212,6 +213,12 @@ class _Repair:
 
     def run(self) -> rp.Report:
         first = first_run(self.project, self.runner, self.say)
+        report = self._after_first(first)
+        own, lines = self.project.sources, self.project.lines()
+        report.notes += warning_lines(first.warnings, own, lines)[0]
+        return report
+
+    def _after_first(self, first: RunResult) -> rp.Report:
         early = _first_run_verdict(first, self.options.timeout)
         if early is not None:
             return early

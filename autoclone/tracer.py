@@ -106,6 +106,8 @@ class Tracer:
         self.module_stack: list[Any] = []
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
+        self.holders: dict[int, Any] = {}  # record key -> weak reference to its holder
+        self.warnings: list[dict[str, Any]] = []  # writes PyTorch cannot see
         self._counter = itertools.count()
         self._op = ""
         self._new: list[int] = []
@@ -137,11 +139,13 @@ class Tracer:
         self.live[storage] = self.live.get(storage, 0) + 1
         self._new.append(key)
         holder = _Holder(t.detach(), key)
+        self.holders[key] = weakref.ref(holder)
         weakref.finalize(holder, self._release, key, storage)
         return holder
 
     def _release(self, key: int, storage: int) -> None:
         self.saved.pop(key, None)
+        self.holders.pop(key, None)
         count = self.live.get(storage, 0) - 1
         if count > 0:
             self.live[storage] = count
@@ -200,6 +204,11 @@ class Tracer:
         for t, version in watched:
             if t._version != version:
                 self._record_mutation(t, version, name)
+                if self._unseen_by_autograd(_storage(t)):
+                    self._warn("data_write", name, _storage(t))
+        if name.startswith("_fused_"):  # fused optimizers write without bumping versions
+            for t in {_storage(t): t for t, _ in watched}.values():
+                self._warn("fused_optimizer", name, _storage(t))
         if name in _MULTI_VIEW and isinstance(out, tuple | list):
             self._remember_views(out, name, "multi_output_view")
         elif isinstance(out, torch.Tensor) and not torch.is_grad_enabled() and out._is_view():
@@ -213,6 +222,33 @@ class Tracer:
         for view in views:
             if isinstance(view, torch.Tensor):
                 self.views[id(view)] = (weakref.ref(view), frames, op, kind)
+
+    def _unseen_by_autograd(self, storage: int) -> bool:
+        """A write whose storage holds saved tensors whose versions did not move: it went
+        through ``.data`` (or another alias with its own counter), so backward will use
+        the new values without any error."""
+        for key, record in list(self.saved.items()):
+            holder = self.holders.get(key)
+            alive = holder() if holder is not None else None
+            if record.storage == storage and alive is not None:
+                return bool(alive.tensor._version == record.version)
+        return False
+
+    def _warn(self, kind: str, op: str, storage: int) -> None:
+        saved = [r.frames for r in self.saved.values() if r.storage == storage]
+        frames = self.frames()
+        if any(w["kind"] == kind and w["frames"][:1] == frames[:1] for w in self.warnings):
+            return  # one warning per line is enough
+        first_save = saved[0] if saved else []
+        self.warnings.append(
+            {
+                "kind": kind,
+                "op": op,
+                "frames": frames,
+                "saved_frames": first_save,
+                "epoch": self.epoch,
+            }
+        )
 
     def _stamp(self, out: Any) -> None:
         """Mark new graph nodes with the backward epoch and the line that created them;

@@ -67,6 +67,7 @@ class RunResult:
     forward_frames: tuple[tuple[str, int], ...] = ()
     forward_op: str = ""
     diagnosis: dict[str, Any] | None = None
+    warnings: tuple[dict[str, Any], ...] = ()  # writes autograd could not see (tracer)
     stderr: str = ""
     seconds: float = 0.0
 
@@ -296,6 +297,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         forward_frames=_relative(data["forward_frames"], project),
         forward_op=data.get("forward_op", ""),
         diagnosis=_relative_diagnosis(data.get("diagnosis"), project),
+        warnings=tuple(_relative_diagnosis(w, project) for w in data.get("warnings", [])),
         stderr=stderr,
         seconds=seconds,
     )

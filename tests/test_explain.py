@@ -55,3 +55,40 @@ def test_explain_reports_no_error_with_exit_0(tmp_path: Path) -> None:
     result = _explain("seed002_no_error", tmp_path)
     assert result.returncode == 0
     assert "no_error" in result.stderr
+
+
+def _explain_source(tmp_path: Path, source: str) -> dict[str, object]:
+    (tmp_path / "input.py").write_text(source)
+    result = subprocess.run(
+        [sys.executable, "-m", "autoclone", "explain", "input.py", "--format", "json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def test_a_fused_adam_gan_that_pytorch_runs_silently_is_warned_about(tmp_path: Path) -> None:
+    """Fused Adam updates D's weights without bumping versions: no error, wrong gradients."""
+    source = (FIXTURES / "gan_step_before_backward" / "input.py").read_text()
+    fused = source.replace("lr=LR)", "lr=LR, fused=True)")
+    assert fused != source
+    report = _explain_source(tmp_path, fused)
+    assert report["status"] == "no_error"
+    assert (
+        "input.py:25:1: warning: silent write into a tensor saved for backward"
+        in report["diagnostics"]
+    )
+    assert "fused optimizer step (_fused_adam_)" in str(report["explanation"])
+    assert "saved at input.py:20 `d_fake = D(fake)`" in str(report["explanation"])
+
+
+def test_a_write_through_data_is_warned_about(tmp_path: Path) -> None:
+    source = (
+        "import torch\nw = torch.randn(4, requires_grad=True)\nfor step in range(3):\n"
+        "    y = (w * w).sum()\n    w.data.mul_(0.99)\n    y.backward()\n"
+    )
+    report = _explain_source(tmp_path, source)
+    assert report["diagnostics"] == [
+        "input.py:5:1: warning: silent write into a tensor saved for backward"
+    ]
+    assert "`.data`" in str(report["explanation"])

@@ -76,6 +76,8 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
         assert report.patch == ""
         return
     assert report.error_class == expected["error_class"]
+    assert report.candidates >= expected.get("min_candidates", 0)
+    assert report.runs <= expected.get("max_runs", 99), f"{report.runs} runs"
     assert {edit.kind for edit in report.edits} == {expected.get("kind", "clone")}
     for role, where in expected.get("diagnosis", {}).items():
         frame = where if isinstance(where, list) else ["input.py", where]
