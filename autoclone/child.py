@@ -84,7 +84,12 @@ def _number(value: float) -> float | str:
 def _leaves(roots: list[Any]) -> list[Any]:
     """Leaf tensors reachable from the roots: whose gradients this backward call fills."""
     seen: set[int] = set()
-    stack = [t.grad_fn for t in roots if getattr(t, "grad_fn", None) is not None]
+    stack = []
+    for root in roots:
+        try:
+            stack.append(root.grad_fn)
+        except (AttributeError, RuntimeError):  # reading grad_fn must never raise here
+            continue
     leaves: dict[int, Any] = {}
     while stack:
         fn = stack.pop()

@@ -20,7 +20,7 @@ CLONE_FIXABLE = frozenset({INPLACE_VERSION, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW})
 _PATTERNS = (
     (INPLACE_VERSION, "needed for gradient computation has been modified by an inplace operation"),
     (MULTI_OUTPUT_VIEW, "This view is the output of a function that returns multiple views"),
-    (NO_GRAD_VIEW, "A view was created in no_grad mode and is being modified inplace"),
+    (NO_GRAD_VIEW, "A view was created in no_grad mode and"),
     (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
     (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
 )

@@ -43,6 +43,8 @@ from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal, linear_elimination
 from autoclone.trial import Runner, RunResult, RunSpec
 
+_TRACER = str(Path(__file__).with_name("tracer.py"))
+
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
 PREDICTIONS = 3
 
@@ -178,6 +180,9 @@ def first_run(project: Project, runner: Runner, say: Callable[[str], None]) -> R
     first = runner.run(RunSpec(project.texts(), mode=LOCATE))
     if first.error is not None and "saved tensor hooks" in first.error.message:
         say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
+        first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
+    elif first.error is not None and any(_TRACER in file for file, _ in first.error.frames):
+        say("the tracer itself failed on this script: rerunning with anomaly mode instead")
         first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
     return first
 

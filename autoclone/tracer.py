@@ -82,6 +82,18 @@ def _storage(t: torch.Tensor) -> int:
         return id(t)
 
 
+def _grad_fn(value: Any) -> Any:
+    """``value.grad_fn`` without side effects: for a view made under no_grad whose base
+    was later written, merely reading ``grad_fn`` raises, and the tracer must never
+    raise where the user's script would not."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.grad_fn
+    except RuntimeError:
+        return None
+
+
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
     found: list[torch.Tensor] = []
     for value in itertools.chain(args, (kwargs or {}).values()):
@@ -134,7 +146,7 @@ class Tracer:
             self._op,
             self.frames(),
             self.epoch,
-            producer=type(t.grad_fn).__name__ if t.grad_fn is not None else "",
+            producer=type(_grad_fn(t)).__name__ if _grad_fn(t) is not None else "",
         )
         self.live[storage] = self.live.get(storage, 0) + 1
         self._new.append(key)
@@ -195,7 +207,7 @@ class Tracer:
         return out
 
     def _after_call(self, name: str, out: Any, created: list[int], watched: list[Any]) -> None:
-        grad_fn = getattr(out, "grad_fn", None)
+        grad_fn = _grad_fn(out)
         self._stamp(out)
         if grad_fn is not None:
             for key in created:
@@ -254,7 +266,7 @@ class Tracer:
         """Mark new graph nodes with the backward epoch and the line that created them;
         ``metadata`` lives on the C++ node, so the mark survives the Python wrapper."""
         for t in out if isinstance(out, tuple | list) else (out,):
-            grad_fn = getattr(t, "grad_fn", None)
+            grad_fn = _grad_fn(t)
             if grad_fn is not None and _STAMP not in grad_fn.metadata:
                 grad_fn.metadata[_STAMP] = (self.epoch, self.frames())
 
@@ -262,7 +274,7 @@ class Tracer:
         """The edge where this backward call reaches into an earlier iteration's graph:
         a node made now consuming a value made before the last backward call. Nodes made
         inside a C++ op carry no mark of their own and inherit their consumer's."""
-        queue = [(t.grad_fn, None) for t in roots if getattr(t, "grad_fn", None) is not None]
+        queue = [(_grad_fn(t), None) for t in roots if _grad_fn(t) is not None]
         seen: set[int] = set()
         while queue:
             node, inherited = queue.pop(0)
