@@ -82,6 +82,17 @@ def _storage(t: torch.Tensor) -> int:
         return id(t)
 
 
+def _may_write(name: str, kwargs: Any) -> bool:
+    """Only these calls can write into their arguments, by PyTorch's naming rules: a
+    trailing underscore, in-place operators, item assignment, ``inplace=``/``out=``."""
+    return (
+        name.endswith("_")
+        or name.startswith("__i")
+        or name == "__setitem__"
+        or bool(kwargs and ("inplace" in kwargs or "out" in kwargs))
+    )
+
+
 def _grad_fn(value: Any) -> Any:
     """``value.grad_fn`` without side effects: for a view made under no_grad whose base
     was later written, merely reading ``grad_fn`` raises, and the tracer must never
@@ -123,16 +134,21 @@ class Tracer:
         self._counter = itertools.count()
         self._op = ""
         self._new: list[int] = []
+        self._cached: list[Frame] | None = None
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 3) -> list[Frame]:
         """Innermost frames in the user's own files."""
+        if self._cached is not None:
+            return self._cached
         out: list[Frame] = []
         frame = sys._getframe(2)
         while frame is not None and len(out) < limit:
             if frame.f_code.co_filename.startswith(self.prefix):
                 out.append((frame.f_code.co_filename, frame.f_lineno))
             frame = frame.f_back  # type: ignore[assignment]
+        if self._op:
+            self._cached = out
         return out
 
     # -- saved-tensor hooks --------------------------------------------------------------
@@ -193,7 +209,12 @@ class Tracer:
     # -- the op watcher ------------------------------------------------------------------
     def call(self, func: Any, args: Any, kwargs: Any) -> Any:
         name = getattr(func, "__name__", "") or str(func)
-        watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in self.live]
+        if name == "__get__":  # attribute reads (.shape, .grad, .data) never write
+            return func(*args, **(kwargs or {}))
+        self._cached = None  # one walk of the stack per call, shared by its hooks
+        watched = []
+        if _may_write(name, kwargs):
+            watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in self.live]
         outer_op, outer_new = self._op, self._new
         self._op, self._new = name, []
         try:
@@ -204,6 +225,7 @@ class Tracer:
         finally:
             created, self._op, self._new = self._new, outer_op, outer_new
         self._after_call(name, out, created, watched)
+        self._cached = None
         return out
 
     def _after_call(self, name: str, out: Any, created: list[int], watched: list[Any]) -> None:

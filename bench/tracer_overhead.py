@@ -45,6 +45,7 @@ def _per_step(runner: Runner, text: str, epochs: int, mode: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--epochs", type=int, default=200)
+    parser.add_argument("cases", nargs="*", help="fixture names (default: all)")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     print("| fixture | plain ms/step | traced ms/step | overhead |")
@@ -52,6 +53,8 @@ def main() -> None:
     for case in sorted(FIXTURES.iterdir()):
         expert = case / "expert.py"
         if not expert.is_file() or "EPOCHS" not in module_constants(expert.read_text()):
+            continue
+        if args.cases and case.name not in args.cases:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / case.name
