@@ -41,9 +41,7 @@ from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal, linear_elimination
-from autoclone.trial import ErrorInfo, Runner, RunResult, RunSpec
-
-_TRACER = str(Path(__file__).with_name("tracer.py"))
+from autoclone.trial import Runner, RunResult, RunSpec
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
 PREDICTIONS = 3
@@ -181,17 +179,7 @@ def first_run(project: Project, runner: Runner, say: Callable[[str], None]) -> R
     if first.error is not None and "saved tensor hooks" in first.error.message:
         say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
         first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
-    elif first.error is not None and _tracer_failed(first.error):
-        say("the tracer itself failed on this script: rerunning with anomaly mode instead")
-        first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
     return first
-
-
-def _tracer_failed(error: ErrorInfo) -> bool:
-    """An error raised inside the tracer that is not the autograd check it makes on
-    purpose: the script must then be traced by anomaly mode instead."""
-    inside = any(_TRACER in file for file, _ in error.frames)
-    return inside and cls.classify(error.message) == cls.NOT_AUTOGRAD
 
 
 def repair(options: Options) -> rp.Report:

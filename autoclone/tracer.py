@@ -135,6 +135,7 @@ class Tracer:
         self._op = ""
         self._new: list[int] = []
         self._cached: list[Frame] | None = None
+        self.broken = ""  # the tracer's own failure, if any: the run goes on untraced
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 3) -> list[Frame]:
@@ -224,7 +225,10 @@ class Tracer:
             raise
         finally:
             created, self._op, self._new = self._new, outer_op, outer_new
-        self._after_call(name, out, created, watched)
+        try:
+            self._after_call(name, out, created, watched)
+        except Exception as exc:  # noqa: BLE001 - the tracer must never break the script
+            self.broken = self.broken or f"{type(exc).__name__}: {exc}"
         self._cached = None
         return out
 
