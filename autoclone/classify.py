@@ -36,9 +36,6 @@ DESCRIPTIONS = {
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 
-_SAVED_BY = re.compile(r"which is output (\d+) of (\w+)")
-_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
-
 
 def classify(message: str) -> str:
     """The class of an error message (or of a whole stderr text)."""
@@ -55,15 +52,3 @@ def last_exception_line(stderr: str) -> str:
         if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b", line):
             return line.strip()
     return lines[-1].strip() if lines else ""
-
-
-def saved_by(message: str) -> tuple[int, str] | None:
-    """``(output index, grad_fn name)`` of the stale saved tensor, when torch says it."""
-    match = _SAVED_BY.search(message)
-    return (int(match.group(1)), match.group(2)) if match else None
-
-
-def versions(message: str) -> tuple[int, int] | None:
-    """``(actual, expected)`` version of the stale saved tensor."""
-    match = _VERSIONS.search(message)
-    return (int(match.group(1)), int(match.group(2))) if match else None

@@ -38,9 +38,6 @@ _IGNORED = shutil.ignore_patterns(
     "*.egg-info",
 )
 
-#: A project folder larger than this is not copied once per run.
-MAX_COPY_BYTES = 512 * 1024 * 1024
-
 
 @dataclass(frozen=True)
 class ErrorInfo:
