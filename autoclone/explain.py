@@ -71,7 +71,7 @@ def explain_script(options: Options) -> Explanation:
     finally:
         runner.close()
     result = _explanation(first, project, options.timeout)
-    words, editor = warning_lines(first.warnings, project.sources, project.lines())
+    words, editor = warning_lines(first.warnings, project.sources, project.lines)
     result.text = "\n".join(filter(None, [result.text, *words]))
     result.editor += editor
     result.runs, result.seconds = runner.runs, time.monotonic() - started
@@ -88,7 +88,7 @@ def _explanation(first: RunResult, project: Project, timeout: float) -> Explanat
     d = diagnose(first, project.sources)
     if d.error_class == NOT_AUTOGRAD:
         return Explanation(rp.NOT_AUTOGRAD, f"not an autograd error: {d.line}", diagnosis=d)
-    lines = project.lines()
+    lines = project.lines
     text = explain(d, lines)
     ranked = [s for s in project.sites if s.id in priority(d, project.sites)[:1]]
     if d.error_class in CLONE_FIXABLE and ranked:

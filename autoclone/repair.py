@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import libcst as cst
@@ -80,11 +81,20 @@ class Project:
     constants: dict[str, str]  # module-level overrides, applied to every trial text
 
     def texts(self, variant: Mapping[str, str] | None = None) -> dict[str, str]:
-        texts = {rel: src.text for rel, src in self.sources.items()}
-        texts.update(variant or {})
-        return {rel: apply_overrides(text, self.constants) for rel, text in texts.items()}
+        """What a run writes over the copy: the originals (their overrides applied once)
+        with the variant's files, overridden too, in place of theirs."""
+        changed = {
+            rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()
+        }
+        return {**self._overridden, **changed}
 
+    @cached_property
+    def _overridden(self) -> dict[str, str]:
+        return {rel: apply_overrides(src.text, self.constants) for rel, src in self.sources.items()}
+
+    @cached_property
     def lines(self) -> dict[str, list[str]]:
+        """Source lines of every user file, for explanations; read once."""
         return {rel: src.text.splitlines() for rel, src in self.sources.items()}
 
     def render(self, sites: list[Site], edits: Callable[[list[Site]], list]) -> dict[str, str]:
@@ -214,7 +224,7 @@ class _Repair:
     def run(self) -> rp.Report:
         first = first_run(self.project, self.runner, self.say)
         report = self._after_first(first)
-        own, lines = self.project.sources, self.project.lines()
+        own, lines = self.project.sources, self.project.lines
         report.notes += warning_lines(first.warnings, own, lines)[0]
         return report
 
@@ -233,7 +243,7 @@ class _Repair:
             return self._other_kind(first, found, NO_GRAD)
         if found.error_class not in cls.CLONE_FIXABLE:
             report = _not_clone_fixable(found.error_class, found.line)
-            report.explanation = explain(found, self.project.lines())
+            report.explanation = explain(found, self.project.lines)
             report.diagnosis = diagnosis_json(found)
             return report
         return self._fix(first, found)
@@ -242,7 +252,7 @@ class _Repair:
         limit = first.backward + self.options.steps
         steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
         base = rp.Report(rp.UNFIXABLE, "", error=found.line, error_class=found.error_class,
-                         steps=steps, explanation=explain(found, self.project.lines()),
+                         steps=steps, explanation=explain(found, self.project.lines),
                          diagnosis=diagnosis_json(found))  # fmt: skip
         self.say(f"{found.error_class}: {found.line}")
         return base, limit
@@ -268,7 +278,7 @@ class _Repair:
             return base
         chosen, patched = verified
         report = self._fixed(base, found, chosen, patched, minimal=len(chosen) == 1)
-        report.notes += consequences(found, chosen, self.project.lines())
+        report.notes += consequences(found, chosen, self.project.lines)
         return report
 
     def _unfixable_optimizer(self, first: RunResult, found: Diagnosis) -> rp.Report:
@@ -277,7 +287,7 @@ class _Repair:
             "an optimizer step changed weights that a graph of the same iteration still "
             "needed for backward; no single edit makes this correct"
         )
-        base.explanation += "\n" + optimizer_advice(found, self.project.lines())
+        base.explanation += "\n" + optimizer_advice(found, self.project.lines)
         return base
 
     def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
@@ -303,7 +313,7 @@ class _Repair:
         if found.module_built is None or self.options.strategy != "predict":
             return []
         file, line = found.module_built
-        text = self.project.lines().get(file, [])
+        text = self.project.lines.get(file, [])
         return [[s] for s in inplace_false(file, line, text[line - 1])] if text else []
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
@@ -420,7 +430,7 @@ class _Repair:
         base.patch = render_diff(changes, relative_to=self.options.cwd)
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in patched.items()]
-        lines = self.project.lines()
+        lines = self.project.lines
         base.explanation += "\n" + "\n".join(rp.why(s, found, lines) for s in chosen)
         kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))
         n = len(chosen)
