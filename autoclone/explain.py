@@ -21,7 +21,15 @@ from autoclone.diagnose import (
     warning_lines,
     where,
 )
-from autoclone.repair import BadInput, Options, Project, first_run, load_project, make_runner
+from autoclone.repair import (
+    BadInput,
+    Options,
+    Project,
+    first_run,
+    first_run_outcome,
+    load_project,
+    make_runner,
+)
 from autoclone.trial import RunResult
 
 
@@ -79,12 +87,9 @@ def explain_script(options: Options) -> Explanation:
 
 
 def _explanation(first: RunResult, project: Project, timeout: float) -> Explanation:
-    if first.status == "timeout":
-        return Explanation(
-            rp.TIMEOUT, f"the script neither failed nor finished within {timeout:g} s"
-        )
-    if first.status in ("completed", "stopped"):
-        return Explanation(rp.NO_ERROR, "the script ran to its end without an autograd error")
+    ended = first_run_outcome(first, timeout)
+    if ended is not None:
+        return Explanation(*ended)
     d = diagnose(first, project.sources)
     if d.error_class == NOT_AUTOGRAD:
         return Explanation(rp.NOT_AUTOGRAD, f"not an autograd error: {d.line}", diagnosis=d)

@@ -443,22 +443,29 @@ class _Repair:
         return base
 
 
-def _first_run_verdict(first: RunResult, timeout: float) -> rp.Report | None:
+def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:
+    """``(status, summary)`` when the first run ended without an error to work on: the
+    same words for ``fix`` and ``explain``."""
     if first.status == "timeout":
-        return rp.Report(
+        return (
             rp.TIMEOUT,
             f"the script neither failed nor finished within {timeout:g} s "
             "(use --timeout to allow longer runs)",
         )
     if first.status in ("completed", "stopped"):
-        return rp.Report(rp.NO_ERROR, "the script ran to its end without an error: nothing to fix")
+        return rp.NO_ERROR, "the script ran to its end without an error: nothing to fix"
     if first.status == "crash":
-        return rp.Report(
+        return (
             rp.NOT_AUTOGRAD,
             "the script crashed without a Python error "
             f"(last output: {first.stderr.strip()[-200:]!r})",
         )
     return None
+
+
+def _first_run_verdict(first: RunResult, timeout: float) -> rp.Report | None:
+    outcome = first_run_outcome(first, timeout)
+    return rp.Report(*outcome) if outcome else None
 
 
 def _not_clone_fixable(kind: str, line: str) -> rp.Report:
