@@ -80,6 +80,14 @@ def fix(
         Path | None, typer.Option(help="Project root (default: the script's folder).")
     ] = None,
     budget: Annotated[float, typer.Option(min=1.0, help="Seconds for the whole search.")] = 900.0,
+    shrink: Annotated[
+        bool | None,
+        typer.Option(
+            "--shrink/--no-shrink",
+            help="Shrink epochs and sizes for trials (default: when a full-size run is slow).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""
     options = Options(
@@ -91,6 +99,7 @@ def fix(
         overrides=_overrides(set_ or []),
         root=root,
         budget=budget,
+        shrink=shrink,
         progress=lambda m: _err(f"autoclone: {m}"),
     )
     report = repair(options)

@@ -75,12 +75,14 @@ def explain_script(options: Options) -> Explanation:
     except BadInput as exc:
         return Explanation(rp.BAD_INPUT, str(exc))
     try:
-        first = first_run(project, runner, options.progress)
+        first = first_run(project, runner, options, options.progress)
     finally:
         runner.close()
     result = _explanation(first, project, options.timeout)
     words, editor = warning_lines(first.warnings, project.sources, project.lines)
-    result.text = "\n".join(filter(None, [result.text, *words]))
+    shrunk = project.plan.describe()
+    sizes = f"(the script ran shrunk for speed: {shrunk})" if shrunk else ""
+    result.text = "\n".join(filter(None, [result.text, *words, sizes]))
     result.editor += editor
     result.runs, result.seconds = runner.runs, time.monotonic() - started
     return result

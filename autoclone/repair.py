@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
 from autoclone import classify as cls
 from autoclone import report as rp
 from autoclone.child import ANOMALY, FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
+from autoclone.codemods.knobs import Knob, find_knobs, merge
 from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.rewrites import inplace_false
@@ -42,6 +44,8 @@ from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal, linear_elimination
+from autoclone.shrink import Plan
+from autoclone.shrink import first_run as shrunk_first_run
 from autoclone.trial import Runner, RunResult, RunSpec
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
@@ -68,6 +72,9 @@ class Options:
     #: "predict" (tracer-guided, then ddmin), or the baselines the benchmark compares:
     #: "ddmin" (no localisation) and "linear" (seed 000's clone-all-then-strip).
     strategy: str = "predict"
+    #: None: shrink epochs and sizes for trials when a full-size run is slow; True: always;
+    #: False: never (``--no-shrink``).
+    shrink: bool | None = None
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -79,14 +86,35 @@ class Project:
     sources: dict[str, SourceFile]
     sites: list[Site]
     constants: dict[str, str]  # module-level overrides, applied to every trial text
+    knobs: list[Knob] = field(default_factory=list)  # what could be shrunk for trials
+    plan: Plan = field(default_factory=Plan)  # what trials run shrunk, once decided
 
-    def texts(self, variant: Mapping[str, str] | None = None) -> dict[str, str]:
-        """What a run writes over the copy: the originals (their overrides applied once)
-        with the variant's files, overridden too, in place of theirs."""
-        changed = {
-            rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()
-        }
-        return {**self._overridden, **changed}
+    def texts(
+        self, variant: Mapping[str, str] | None = None, *, full: bool = False
+    ) -> dict[str, str]:
+        """What a run writes over the copy: the originals (overrides and, unless ``full``,
+        the shrink plan applied once) with the variant's files, treated alike, over theirs."""
+        plan = Plan() if full else self.plan
+        changed = plan.texts(
+            {rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()}
+        )
+        return {**self._base(plan), **changed}
+
+    def spec(
+        self, variant: Mapping[str, str] | None = None, *, full: bool = False, **kw: Any
+    ) -> RunSpec:
+        """A run of the variant at trial sizes (or the user's own, with ``full``)."""
+        plan = Plan() if full else self.plan
+        return RunSpec(self.texts(variant, full=full), options=plan.options(), **kw)
+
+    def _base(self, plan: Plan) -> dict[str, str]:
+        if plan not in self._bases:
+            self._bases[plan] = plan.texts(self._overridden)
+        return self._bases[plan]
+
+    @cached_property
+    def _bases(self) -> dict[Plan, dict[str, str]]:
+        return {}
 
     @cached_property
     def _overridden(self) -> dict[str, str]:
@@ -131,7 +159,13 @@ def load_project(options: Options) -> Project:
             raise BadInput(f"{shown}: cannot read: {exc}") from exc
         except cst.ParserSyntaxError as exc:
             raise BadInput(f"{shown}:{exc.raw_line}:{exc.raw_column}: syntax error") from exc
-    return Project(root, sources, sites, _constants(options.overrides, sources))
+    knobs = merge(
+        knob
+        for rel, src in sources.items()
+        for knob in find_knobs(src.text, rel, options.args)
+        if knob.name not in options.overrides
+    )
+    return Project(root, sources, sites, _constants(options.overrides, sources), knobs)
 
 
 def _shown(path: Path, cwd: Path) -> str:
@@ -182,13 +216,26 @@ def make_runner(options: Options, project: Project) -> Runner:
     )
 
 
-def first_run(project: Project, runner: Runner, say: Callable[[str], None]) -> RunResult:
-    """Reproduce the error with the tracer on; without it where it cannot run."""
-    say(f"running {runner.script} with the autograd tracer")
-    first = runner.run(RunSpec(project.texts(), mode=LOCATE))
-    if first.error is not None and "saved tensor hooks" in first.error.message:
-        say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
-        first = runner.run(RunSpec(project.texts(), mode=ANOMALY))
+def first_run(
+    project: Project, runner: Runner, options: Options, say: Callable[[str], None]
+) -> RunResult:
+    """Reproduce the error with the tracer on (without it where it cannot run), at sizes
+    small enough to be quick; the plan chosen is kept in ``project.plan``."""
+
+    def attempt(plan: Plan, timeout: float | None) -> RunResult:
+        project.plan = plan
+        say(f"running {runner.script} with the autograd tracer")
+        first = runner.run(project.spec(mode=LOCATE, timeout=timeout))
+        if first.error is not None and "saved tensor hooks" in first.error.message:
+            say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
+            first = runner.run(project.spec(mode=ANOMALY, timeout=timeout))
+        return first
+
+    first, project.plan = shrunk_first_run(
+        project.knobs, attempt, shrink=options.shrink, timeout=options.timeout, say=say
+    )
+    if project.plan.knobs:
+        say(f"trials run shrunk: {project.plan.describe()}")
     return first
 
 
@@ -222,7 +269,7 @@ class _Repair:
         self.options.progress(message)
 
     def run(self) -> rp.Report:
-        first = first_run(self.project, self.runner, self.say)
+        first = first_run(self.project, self.runner, self.options, self.say)
         report = self._after_first(first)
         own, lines = self.project.sources, self.project.lines
         report.notes += warning_lines(first.warnings, own, lines)[0]
@@ -251,9 +298,16 @@ class _Repair:
     def _base(self, first: RunResult, found: Diagnosis) -> tuple[rp.Report, int]:
         limit = first.backward + self.options.steps
         steps = {"before_error": first.backward, "k": self.options.steps, "limit": limit}
+        plan = self.project.plan
         base = rp.Report(rp.UNFIXABLE, "", error=found.line, error_class=found.error_class,
                          steps=steps, explanation=explain(found, self.project.lines),
-                         diagnosis=diagnosis_json(found))  # fmt: skip
+                         diagnosis=diagnosis_json(found), shrunk=plan.as_json())  # fmt: skip
+        if plan.knobs:
+            base.notes.append(
+                f"trials ran shrunk ({plan.describe()}); the patch is verified "
+                f"against the reference at those sizes and for {self.options.steps} steps at "
+                "yours"
+            )
         self.say(f"{found.error_class}: {found.line}")
         return base, limit
 
@@ -317,14 +371,13 @@ class _Repair:
         return [[s] for s in inplace_false(file, line, text[line - 1])] if text else []
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
-        texts = self.project.texts()
         if kind == cls.INPLACE_VERSION:
             self.say("computing reference numbers (allow_mutation_on_saved_tensors)")
-            ref = self.runner.run(RunSpec(texts, mode=REFERENCE, limit=limit))
+            ref = self.runner.run(self.project.spec(mode=REFERENCE, limit=limit))
             if ref.status in ("completed", "stopped"):
                 return Reference(FULL, ref.losses, ref.grads, ref.backward)
         self.say("computing reference numbers (forward values with grad disabled)")
-        ref = self.runner.run(RunSpec(texts, mode=FORWARD_REFERENCE, limit=before))
+        ref = self.runner.run(self.project.spec(mode=FORWARD_REFERENCE, limit=before))
         if ref.status == "stopped" and len(ref.losses) == before + 1:
             return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
         if ref.status == "completed" and len(ref.losses) == before:
@@ -336,8 +389,7 @@ class _Repair:
     ) -> tuple[Outcome, dict[str, str]]:
         """Run the plain patched script: the only kind of run that can approve a patch."""
         patched = self.project.render(sites, patch_edits)
-        spec = RunSpec(self.project.texts(patched), limit=limit)
-        return judge(self.runner.run(spec), reference), patched
+        return judge(self.runner.run(self.project.spec(patched, limit=limit)), reference), patched
 
     def _try_predictions(
         self,
@@ -364,12 +416,12 @@ class _Repair:
         ranked: list[str],
         known: dict[frozenset[str], Outcome],
     ) -> SearchResult:
-        instrumented = self.project.texts(self.project.render(self.project.sites, instrument_edits))
+        instrumented = self.project.render(self.project.sites, instrument_edits)
+        base = self.project.spec(instrumented, mode=PLAIN, limit=limit)
 
         def test(config: frozenset[str]) -> Outcome:
             self.say(f"run {self.runner.runs + 1}: {len(config)} clone(s) enabled")
-            spec = RunSpec(instrumented, mode=PLAIN, sites=config, limit=limit)
-            outcome = judge(self.runner.run(spec), reference)
+            outcome = judge(self.runner.run(replace(base, sites=config)), reference)
             self.say(f"  -> {_outcome_text(outcome)}")
             return outcome
 
@@ -422,6 +474,10 @@ class _Repair:
         minimal: bool,
         stopped: bool = False,
     ) -> rp.Report:
+        unsafe = self._at_full_size(patched)
+        if unsafe is not None:
+            base.summary = unsafe
+            return base
         sources = self.project.sources
         changes = [
             (sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched
@@ -441,6 +497,24 @@ class _Repair:
         if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
+
+
+    def _at_full_size(self, patched: dict[str, str]) -> str | None:
+        """Trials ran shrunk: the patch must also run K steps at the user's own sizes.
+        Returns why not, or None when it did (or when nothing was shrunk)."""
+        if not self.project.plan.knobs:
+            return None
+        steps = self.options.steps
+        self.say(f"run {self.runner.runs + 1}: the patched script at full size, {steps} steps")
+        spec = self.project.spec(patched, full=True, limit=steps)
+        outcome = judge(self.runner.run(spec), Reference(FINITE, (), (), steps))
+        self.say(f"  -> {_outcome_text(outcome)}")
+        if isinstance(outcome, Passed):
+            return None
+        return (
+            "the patch passed at shrunk sizes but not at yours "
+            f"({_outcome_text(outcome)}); rerun with --no-shrink"
+        )
 
 
 def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:

@@ -72,6 +72,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     diagnosis: dict[str, Any] = field(default_factory=dict)
     changes: list[tuple[SourceFile, str]] = field(default_factory=list)
+    shrunk: list[dict[str, Any]] = field(default_factory=list)  # knobs trials ran small
 
     @property
     def exit_code(self) -> int:
@@ -94,6 +95,7 @@ class Report:
             "notes": self.notes,
             "diagnosis": self.diagnosis,
         }
+            "shrunk": self.shrunk,
 
 
 _WHAT = {

@@ -77,6 +77,8 @@ class RunSpec:
     mode: str = "plain"
     sites: frozenset[str] = frozenset()
     limit: int | None = None
+    options: Mapping[str, str] = field(default_factory=dict)  # argparse defaults (shrunk)
+    timeout: float | None = None  # None: the runner's
 
 
 @dataclass
@@ -110,16 +112,19 @@ class Runner:
         stdout, stderr = tmp / "stdout", tmp / "stderr"
         env = self._environment(spec, project, result_file)
         start = time.monotonic()
-        timed_out = self._forked(project / self.cwd, env, stdout, stderr)
+        timeout = self.timeout if spec.timeout is None else spec.timeout
+        timed_out = self._forked(project / self.cwd, env, stdout, stderr, timeout)
         if timed_out is None:
-            timed_out = self._fresh(project / self.cwd, env, stdout, stderr)
+            timed_out = self._fresh(project / self.cwd, env, stdout, stderr, timeout)
         seconds = time.monotonic() - start
         text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
         return _load(result_file, project, text, seconds)
 
-    def _fresh(self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> bool:
+    def _fresh(
+        self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
+    ) -> bool:
         """A new interpreter: the reference behaviour, and the fallback."""
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             proc = subprocess.Popen(
@@ -131,9 +136,11 @@ class Runner:
                 stderr=err,
                 start_new_session=True,
             )
-            return _wait(proc, self.timeout)
+            return _wait(proc, timeout)
 
-    def _forked(self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> bool | None:
+    def _forked(
+        self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
+    ) -> bool | None:
         """A child of the warm zygote; None when no zygote can serve (then run fresh)."""
         if not self.warm or not hasattr(os, "fork"):
             return None
@@ -142,7 +149,7 @@ class Runner:
             if self._zygote is None:
                 self.warm = False
                 return None
-        timed_out = self._zygote.run(str(cwd), env, str(stdout), str(stderr), self.timeout)
+        timed_out = self._zygote.run(str(cwd), env, str(stdout), str(stderr), timeout)
         if timed_out is None:
             self.close()
             self.warm = False
@@ -171,7 +178,7 @@ class Runner:
                 "AUTOCLONE_MODE": spec.mode,
                 "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
                 "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
-                "AUTOCLONE_OVERRIDES": json.dumps(dict(self.overrides)),
+                "AUTOCLONE_OVERRIDES": json.dumps({**spec.options, **self.overrides}),
             }
         )
         return env
