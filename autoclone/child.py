@@ -19,6 +19,7 @@ import random
 import re
 import runpy
 import sys
+import time
 import traceback
 import warnings
 from typing import Any
@@ -47,6 +48,10 @@ class _State:
         self.forward_frames: list[tuple[str, int]] = []
         self.forward_op = ""
         self.tracer: Any = None
+        self.started: float | None = None  # when the user's script began: its own time
+
+    def script_seconds(self) -> float:
+        return 0.0 if self.started is None else time.perf_counter() - self.started
 
     def write(self, status: str, error: dict[str, Any] | None = None, code: int = 0) -> None:
         data = {
@@ -60,6 +65,7 @@ class _State:
             "forward_op": self.forward_op,
             "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
             "warnings": self.tracer.warnings if self.tracer is not None else [],
+            "script_seconds": self.script_seconds(),
         }
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -241,6 +247,7 @@ def _error_info(exc: BaseException) -> dict[str, Any]:
 def _run_script(script: str, argv: list[str], state: _State) -> None:
     sys.argv = [script, *argv]
     sys.path[0] = os.path.dirname(script)
+    state.started = time.perf_counter()
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:

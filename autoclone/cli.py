@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -88,6 +89,12 @@ def fix(
             show_default=False,
         ),
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Trials run at once (default: cores, up to 4)."
+        ),
+    ] = None,
 ) -> None:
     """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""
     options = Options(
@@ -102,6 +109,8 @@ def fix(
         shrink=shrink,
         progress=lambda m: _err(f"autoclone: {m}"),
     )
+    if jobs is not None:
+        options = replace(options, jobs=jobs)
     report = repair(options)
     if report.status == rp.FIXED and not dry_run:
         _apply(report)

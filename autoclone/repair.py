@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,8 @@ class Options:
     #: None: shrink epochs and sizes for trials when a full-size run is slow; True: always;
     #: False: never (``--no-shrink``).
     shrink: bool | None = None
+    #: Trials that may run at once in the search (ddmin's subsets are independent).
+    jobs: int = field(default_factory=lambda: min(os.cpu_count() or 1, 4))
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -211,6 +214,7 @@ def make_runner(options: Options, project: Project) -> Runner:
         argv=options.args,
         cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
         timeout=options.timeout,
+        jobs=options.jobs,
         env=_device_env(options.device),
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
     )
@@ -441,6 +445,7 @@ class _Repair:
             stop=lambda: time.monotonic() > deadline,
             max_priority=0,
             fixed_but_wrong=_error_gone,
+            jobs=self.options.jobs,
         )
 
     def _finish(

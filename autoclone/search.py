@@ -10,6 +10,7 @@ stop)``, the tester is injected, which keeps this module free of torch and I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from autoclone.outcomes import Outcome, Passed
@@ -47,9 +48,12 @@ def _never() -> bool:
 class _Runner:
     """The one place that runs tests, so caching, counting and stopping cannot diverge."""
 
-    def __init__(self, test: Test, known: Mapping[Config, Outcome] | None, stop: Stop) -> None:
+    def __init__(
+        self, test: Test, known: Mapping[Config, Outcome] | None, stop: Stop, jobs: int = 1
+    ) -> None:
         self._test = test
         self._stop = stop
+        self.jobs = max(1, jobs)
         self._cache: dict[Config, Outcome] = dict(known or {})
         self.history: list[tuple[Config, Outcome]] = []
         self.best: Config | None = None
@@ -66,6 +70,22 @@ class _Runner:
         if isinstance(outcome, Passed) and (self.best is None or len(config) < len(self.best)):
             self.best = config
         return outcome
+
+    def prefetch(self, configs: Sequence[Config]) -> None:
+        """Run the uncached configurations at once, ``jobs`` at a time, in threads: the
+        test spends its time waiting for a trial process, and the caller then reads the
+        outcomes in its own order, so the search takes the same path as a sequential one."""
+        todo = [c for c in dict.fromkeys(configs) if c not in self._cache]
+        if self.jobs < 2 or len(todo) < 2:
+            return
+        if self._stop():
+            raise _Stopped
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            outcomes = list(pool.map(self._test, todo))
+        for config, outcome in zip(todo, outcomes, strict=True):
+            self._cache[config] = outcome
+            self.history.append((config, outcome))
+            self.outcome(config)  # keeps ``best`` up to date
 
     def passes(self, config: Config) -> bool:
         """Only a real Passed counts: a timeout or any failure must not shrink the patch."""
@@ -92,9 +112,13 @@ def _split(items: list[str], n: int) -> list[list[str]]:
 
 
 def _first_passing(run: _Runner, candidates: list[list[str]]) -> list[str] | None:
-    for candidate in candidates:
-        if run.passes(frozenset(candidate)):
-            return candidate
+    """The first candidate, in order, that passes; with ``jobs`` > 1 they run in batches."""
+    for start in range(0, len(candidates), run.jobs):
+        batch = candidates[start : start + run.jobs]
+        run.prefetch([frozenset(c) for c in batch])
+        for candidate in batch:
+            if run.passes(frozenset(candidate)):
+                return candidate
     return None
 
 
@@ -123,11 +147,7 @@ def _ddmin(run: _Runner, items: list[str]) -> list[str]:
 
 
 def _passing_removal(run: _Runner, items: list[str]) -> list[str] | None:
-    for i in range(len(items)):
-        smaller = items[:i] + items[i + 1 :]
-        if run.passes(frozenset(smaller)):
-            return smaller
-    return None
+    return _first_passing(run, [items[:i] + items[i + 1 :] for i in range(len(items))])
 
 
 def _minimise(run: _Runner, items: list[str]) -> list[str]:
@@ -194,6 +214,7 @@ def find_minimal(
     stop: Stop = _never,
     max_priority: int = 3,
     fixed_but_wrong: Callable[[Outcome], bool] = lambda outcome: False,
+    jobs: int = 1,
 ) -> SearchResult:
     """Return a 1-minimal passing subset of ``ids``, trying the localiser's guesses first.
 
@@ -204,8 +225,10 @@ def find_minimal(
     ``known`` seeds the cache (typically the empty set, already seen to fail) so those
     configurations are never run again. ``stop`` is polled before every real run so a
     deadline or a user interrupt still yields the smallest configuration verified so far.
+    ``jobs`` > 1 runs independent configurations at once (``test`` must be thread-safe);
+    the result is the same, at the price of some runs a sequential search would skip.
     """
-    run = _Runner(test, known, stop)
+    run = _Runner(test, known, stop, jobs)
     items = list(dict.fromkeys(ids))
     try:
         found = _priority_hit(run, items, priority, max_priority)

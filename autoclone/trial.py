@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -66,7 +67,8 @@ class RunResult:
     diagnosis: dict[str, Any] | None = None
     warnings: tuple[dict[str, Any], ...] = ()  # writes autograd could not see (tracer)
     stderr: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole trial, as the parent saw it
+    script_seconds: float = 0.0  # the user's script alone, as the child timed it
 
 
 @dataclass(frozen=True)
@@ -93,11 +95,15 @@ class Runner:
     env: Mapping[str, str] = field(default_factory=dict)
     overrides: Mapping[str, str] = field(default_factory=dict)
     warm: bool = True  # fork trials from a zygote that imported torch once
+    jobs: int = 1  # trials that may run at once (``run`` is thread-safe); one zygote each
     runs: int = 0
-    _zygote: Zygote | None = field(default=None, repr=False)
+    _idle: list[Zygote] = field(default_factory=list, repr=False)
+    _started: list[Zygote] = field(default_factory=list, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run(self, spec: RunSpec) -> RunResult:
-        self.runs += 1
+        with self._lock:
+            self.runs += 1
         with tempfile.TemporaryDirectory(prefix="autoclone-") as tmp:
             project = Path(tmp) / "project"
             shutil.copytree(self.root, project, ignore=_IGNORED, symlinks=True)
@@ -142,24 +148,39 @@ class Runner:
         self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
     ) -> bool | None:
         """A child of the warm zygote; None when no zygote can serve (then run fresh)."""
-        if not self.warm or not hasattr(os, "fork"):
+        zygote = self._take_zygote(env)
+        if zygote is None:
             return None
-        if self._zygote is None:
-            self._zygote = Zygote.start(env)
-            if self._zygote is None:
-                self.warm = False
-                return None
-        timed_out = self._zygote.run(str(cwd), env, str(stdout), str(stderr), timeout)
+        timed_out = zygote.run(str(cwd), env, str(stdout), str(stderr), timeout)
         if timed_out is None:
-            self.close()
             self.warm = False
+            zygote.stop()
+        else:
+            with self._lock:
+                self._idle.append(zygote)
         return timed_out
 
+    def _take_zygote(self, env: dict[str, str]) -> Zygote | None:
+        """An idle zygote, or a new one: as many as trials running at once."""
+        with self._lock:
+            if not self.warm or not hasattr(os, "fork"):
+                return None
+            if self._idle:
+                return self._idle.pop()
+        zygote = Zygote.start(env)
+        with self._lock:
+            if zygote is None:
+                self.warm = False
+            else:
+                self._started.append(zygote)
+        return zygote
+
     def close(self) -> None:
-        """Stop the zygote, if one was started."""
-        if self._zygote is not None:
-            self._zygote.stop()
-            self._zygote = None
+        """Stop every zygote that was started."""
+        with self._lock:
+            started, self._started, self._idle = self._started, [], []
+        for zygote in started:
+            zygote.stop()
 
     def _environment(self, spec: RunSpec, project: Path, result_file: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -167,6 +188,10 @@ class Runner:
         package_parent = str(Path(autoclone.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env.setdefault("OMP_NUM_THREADS", "1")
+        if self.jobs > 1:  # never more torch threads than cores, all trials together
+            share = max(1, (os.cpu_count() or 1) // self.jobs)
+            asked = env["OMP_NUM_THREADS"]
+            env["OMP_NUM_THREADS"] = str(min(share, int(asked) if asked.isdigit() else 1))
         env.setdefault("PYTHONHASHSEED", "0")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.update(
@@ -304,4 +329,5 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         warnings=tuple(_relative_diagnosis(w, project) for w in data.get("warnings", [])),
         stderr=stderr,
         seconds=seconds,
+        script_seconds=float(data.get("script_seconds", 0.0)),
     )

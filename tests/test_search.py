@@ -262,3 +262,19 @@ def test_full_set_failing_without_the_hint_gives_up() -> None:
     ids = ["a", "b"]
     result = find_minimal(ids, lambda c: Passed() if c == {"a"} else Failed("numbers"))
     assert result.best is None
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_parallel_search_finds_what_the_sequential_one_finds(jobs: int) -> None:
+    """Runs in threads change only how many configurations run, never the answer."""
+    needed = {"s3", "s11"}
+    ids = [f"s{i}" for i in range(16)]
+
+    def test(config: frozenset[str]) -> Outcome:
+        return Passed() if needed <= config else Failed("original")
+
+    sequential = find_minimal(ids, test)
+    parallel = find_minimal(ids, test, jobs=jobs)
+    assert parallel.best == sequential.best == frozenset(needed)
+    assert parallel.minimal
+    assert parallel.tests >= sequential.tests
