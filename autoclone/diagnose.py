@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone.codemods.sites import ARG, INPLACE, Site
+from autoclone.codemods.sites import ARG, INPLACE, OUT_OF_PLACE, Site
 from autoclone.trial import RunResult
 
 Frame = tuple[str, int]
@@ -158,26 +158,39 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
 def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
     """Sites in the order the evidence supports them.
 
-    On the line that wrote in place: a clone of the written variable just before the
-    write, then the arguments handed to an in-place call (innermost first). Then every
-    site on the line that saved the tensor (or made the view), innermost first: cloning
-    what an op saves leaves the original free to be written. The saving line goes first
-    when the write went through a view (cloning the view would lose the write into its
-    base) and for views made under no_grad (a clone made later, with grad on, is
-    itself saved by the next op).
+    On the line that wrote in place: the statement rewritten out of place (``x += y`` ->
+    ``x = x + y``, what people write), then a clone of the written variable just before
+    the write, then the arguments handed to an in-place call (innermost first). Then
+    every site on the line that saved the tensor (or made the view), innermost first:
+    cloning what an op saves leaves the original free to be written. The saving line
+    goes first when the write went through a view (cloning the view, or rewriting the
+    write out of place, would lose the write into its base) and for views made under
+    no_grad (a clone made later, with grad on, is itself saved by the next op).
+
+    Only for the clone-fixable classes: a leaf updated in place (``w -= lr * w.grad``)
+    is repaired with ``no_grad``, and rewriting it would silently make ``w`` a non-leaf
+    that the optimizer no longer updates, so no rewrite is ranked for it.
     """
     write = diagnosis.mutation
     if write is None and diagnosis.error_class != cls.INPLACE_VERSION:
         write = diagnosis.failing
-    at_write = _on_line(sites, write, lambda s: (s.kind != INPLACE, s.kind != ARG, -s.depth))
+    if diagnosis.error_class == cls.LEAF_INPLACE:
+        sites = [s for s in sites if s.fix != OUT_OF_PLACE]
+    at_write = _on_line(sites, write, _write_order)
     at_source = _on_line(sites, diagnosis.saved or diagnosis.view, lambda s: -s.depth)
+    rewrites = [s for s in at_write if s.fix == OUT_OF_PLACE]
     if write is not None and write == diagnosis.saved:
-        ordered = at_source  # one line saves and writes: clone what it reads, innermost first
+        ordered = rewrites + at_source  # one line saves and writes: then what it reads
     elif diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
         ordered = at_source + at_write
     else:
         ordered = at_write + at_source
     return list(dict.fromkeys(s.id for s in ordered))
+
+
+def _write_order(site: Site) -> tuple[bool, bool, bool, int]:
+    """Rewrite out of place, then clone the target, then the in-place call's arguments."""
+    return (site.fix != OUT_OF_PLACE, site.kind != INPLACE, site.kind != ARG, -site.depth)
 
 
 def _on_line(sites: Sequence[Site], frame: Frame | None, key: Any) -> list[Site]:

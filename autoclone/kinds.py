@@ -2,19 +2,21 @@
 
 A ``detach`` changes what is differentiated, so it is offered only at the variable that
 carries a graph from one iteration into the next (the tracer's carry edge), and the
-report says so in plain words. A ``no_grad`` wraps the in-place update of a leaf.
+report says so in plain words; a state held as one tuple (an LSTM's ``hidden``) is
+detached tensor by tensor. A ``no_grad`` wraps the in-place update of a leaf.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from autoclone.codemods.rewrites import as_detach, as_item, as_no_grad
+from autoclone.codemods.rewrites import as_detach, as_item, as_no_grad, as_tuple_detach
 from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, where
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
+_BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
 
 
 def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
@@ -43,8 +45,17 @@ def _carry_sets(frame: Frame, sites: Sequence[Site]) -> list[list[Site | None]]:
                  and s.line > line]  # fmt: skip
         sets += [[as_detach(s)] for s in sorted(later, key=lambda s: -s.line)]
         mine = [s for s in on_line if s.target == name and s.kind in (ARG, OPERAND)]
-        sets += [[variant(s)] for s in mine for variant in (as_detach, as_item)]
+        sets += [[variant(s)] for s in mine for variant in _read_variants(sites)]
     return sets
+
+
+def _read_variants(sites: Sequence[Site]) -> tuple[Callable[[Site], Site | None], ...]:
+    """Ways to cut a carried read, best first. A state held as one tuple cannot be
+    ``.detach()``-ed as a whole; when the program builds an LSTM (whose state is the pair
+    ``(h, c)``) the tuple's tensors are detached first, else right after a plain detach."""
+    if any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites):
+        return (as_tuple_detach, as_detach, as_item)
+    return (as_detach, as_tuple_detach, as_item)
 
 
 def detach_candidates(found: Diagnosis, sites: Sequence[Site]) -> list[list[Site]]:

@@ -21,6 +21,8 @@ from autoclone.codemods.sites import (
     ITEM,
     NO_GRAD,
     OPERAND,
+    OUT_OF_PLACE,
+    STATEMENT,
     SUBSCRIPT,
     Site,
 )
@@ -43,9 +45,9 @@ class Edit:
 
     file: str
     line: int
-    kind: str  # the fix: clone, detach, item or no_grad
+    kind: str  # the fix: clone, out_of_place, detach, item, no_grad or inplace_false
     code: str
-    site: str = ""  # where: assign, subscript, arg, operand or inplace
+    site: str = ""  # where: assign, subscript, arg, operand, inplace or statement
 
     def as_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "kind": self.kind, "code": self.code,
@@ -71,8 +73,8 @@ class Report:
     minimal: bool = False
     notes: list[str] = field(default_factory=list)
     diagnosis: dict[str, Any] = field(default_factory=dict)
-    changes: list[tuple[SourceFile, str]] = field(default_factory=list)
     shrunk: list[dict[str, Any]] = field(default_factory=list)  # knobs trials ran small
+    changes: list[tuple[SourceFile, str]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -94,8 +96,8 @@ class Report:
             "minimal": self.minimal,
             "notes": self.notes,
             "diagnosis": self.diagnosis,
-        }
             "shrunk": self.shrunk,
+        }
 
 
 _WHAT = {
@@ -111,8 +113,11 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
     at = where((site.file, site.line), lines)
     if site.fix in (DETACH, ITEM):
         carried = site.assigned or site.target
+        fix = f"Fix at {at}: `{site.code}`"
+        if site.kind == STATEMENT:  # a statement of its own, inserted before the reading one
+            fix = f"Fix: `{site.code}` just before {at}"
         return (
-            f"Fix at {at}: `{site.code}`: the graph built in one iteration is no longer "
+            f"{fix}: the graph built in one iteration is no longer "
             f"carried into the next through `{carried}`, so backward stops at this iteration."
         )
     if site.fix == INPLACE_FALSE:
@@ -125,6 +130,8 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
             f"Fix: `with torch.no_grad():` around {at}: an update of a leaf tensor is not "
             "part of the model's computation, so autograd must not record it."
         )
+    if site.fix == OUT_OF_PLACE:
+        return _why_out_of_place(site, d, at)
     if site.kind == INPLACE:
         fix = f"Fix: `{site.code}` just before {at}: "
         if d.error_class == INPLACE_VERSION:
@@ -148,6 +155,20 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
     return fix + (
         f"{saver} then saves a private copy, which the later in-place write cannot reach; "
         "everything else still sees the write."
+    )
+
+
+def _why_out_of_place(site: Site, d: Diagnosis, at: str) -> str:
+    """The rewrite computes the same numbers; only where they are stored changes."""
+    fix = f"Fix at {at}: `{site.code}`: the result goes into a new tensor bound to `{site.target}`"
+    if d.error_class != INPLACE_VERSION:
+        return fix + (
+            ", an ordinary tensor instead of a view autograd cannot let you write into; "
+            "the numbers are the same."
+        )
+    return fix + (
+        ", so the tensor saved for backward keeps the values it had when it was saved; "
+        "the numbers are the same."
     )
 
 

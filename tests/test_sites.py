@@ -1,16 +1,33 @@
-"""Candidate sites and their two renderings (patch and run-time switch)."""
+"""Candidate sites and their two renderings (patch and run-time switch), the out-of-place
+rewrites and where they rank, and the detach of a state held as one tuple."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION, LEAF_INPLACE
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, find_sites
+from autoclone.codemods.rewrites import as_tuple_detach
+from autoclone.codemods.sites import (
+    ARG,
+    ASSIGN,
+    CLONE,
+    DETACH,
+    INPLACE,
+    OPERAND,
+    OUT_OF_PLACE,
+    STATEMENT,
+    SUBSCRIPT,
+    find_sites,
+)
+from autoclone.diagnose import Diagnosis, priority
+from autoclone.kinds import detach_candidates
 from autoclone.patch import SourceFile, apply_edits
 
 SOURCE = textwrap.dedent(
@@ -124,3 +141,177 @@ def test_assign_and_nested_rendering(tmp_path: Path, code: str, expected: str | 
         assert apply_edits(src, patch_edits(assign)) == expected
     compile(apply_edits(src, patch_edits(sites)), "m.py", "exec")
     compile(apply_edits(src, instrument_edits(sites)), "m.py", "exec")
+
+
+# -- out-of-place rewrites -------------------------------------------------------------
+
+
+def _rewritten(tmp_path: Path, code: str) -> str | None:
+    """The source with its single out-of-place site applied, or None without one."""
+    rewrites = [s for s in find_sites(code, "m.py") if s.fix == OUT_OF_PLACE]
+    if not rewrites:
+        return None
+    assert len(rewrites) == 1
+    assert rewrites[0].kind == STATEMENT
+    return apply_edits(_source_file(tmp_path, code), patch_edits(rewrites))
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("x += y\n", "x = x + y\n"),
+        ("x  -=  lr * g\n", "x  = x -  lr * g\n"),
+        ("x -= a - b\n", "x = x - (a - b)\n"),  # equal precedence: x - a - b rounds differently
+        ("x *= a + b\n", "x = x * (a + b)\n"),
+        ("x /= (var + EPS).sqrt()\n", "x = x / (var + EPS).sqrt()\n"),
+        ("x **= 2 ** k\n", "x = x ** (2 ** k)\n"),
+        ("x *= -s\n", "x = x * -s\n"),
+        ("x @= w\n", "x = x @ w\n"),
+        ("x *= (a +\n      b)\n", "x = x * (a +\n      b)\n"),
+        ("x.add_(y, alpha=2)\n", "x = x.add(y, alpha=2)\n"),
+        ("x.sub_(m).div_(s)  # standardise\n", "x = x.sub(m).div(s)  # standardise\n"),
+        ("x.masked_fill_(mask, 0.0)\n", "x = x.masked_fill(mask, 0.0)\n"),
+        ("x.clamp_(min=0).relu_()\n", "x = x.clamp(min=0).relu()\n"),
+        ("torch.relu_(x)\n", "x = torch.relu(x)\n"),
+        ("F.leaky_relu_(x, 0.1)\n", "x = F.leaky_relu(x, 0.1)\n"),
+        ("a = 1; x += 2\n", "a = 1; x = x + 2\n"),
+        ("class M:\n    def f(self):\n        self.h.mul_(2)\n",
+         "class M:\n    def f(self):\n        self.h = self.h.mul(2)\n"),
+        ("x.zero_()\n", None),  # no out-of-place twin
+        ("x.bernoulli_(0.5)\n", None),  # bernoulli() reads x as probabilities
+        ("x.view(-1).add_(1)\n", None),  # writes into x through a view: must stay a write
+        ("y = x.add_(1)\n", None),  # the result is used: not a standalone statement
+        ("x[0] += 1\n", None),  # the receiver is not a plain name
+        ("a.b.add_(1)\n", None),
+        ("self.relu_(x)\n", None),
+        ("nn.init.zeros_(w)\n", None),
+        ("G = 0\ndef f():\n    G.add_(1)\n", None),  # rebinding would make G local
+    ],
+)  # fmt: skip
+def test_out_of_place_rewrites(tmp_path: Path, code: str, expected: str | None) -> None:
+    assert _rewritten(tmp_path, code) == expected
+
+
+def test_out_of_place_code_is_the_rewritten_statement() -> None:
+    sites = [
+        s for s in find_sites("x.sub_(m).div_(s)\nx *= a + b\n", "m.py") if s.fix == OUT_OF_PLACE
+    ]
+    assert [(s.line, s.target, s.code) for s in sites] == [
+        (1, "x", "x = x.sub(m).div(s)"),
+        (2, "x", "x = x * (a + b)"),
+    ]
+
+
+def test_out_of_place_switch_computes_what_the_rewrite_computes(tmp_path: Path) -> None:
+    """Enabled, the run-time switch (a clone, then the original in-place statement) must
+    give the numbers and the aliasing of the rewritten statement; disabled, the original's."""
+    program = textwrap.dedent(
+        """\
+        import builtins, sys
+        import torch
+        ON = sys.argv[1:]
+        builtins.__autoclone__ = lambda i, v: v.clone() if any(i.endswith(o) for o in ON) else v
+        a = torch.arange(4.0)
+        x = a
+        x *= a + 1
+        y = a[1:]
+        y.sub_(1).div_(2)
+        torch.relu_(x)
+        print(a.tolist(), x.tolist(), y.tolist())
+        """
+    )
+    src = _source_file(tmp_path, program)
+    rewrites = [s for s in find_sites(program, "m.py") if s.fix == OUT_OF_PLACE]
+    assert [s.line for s in rewrites] == [7, 9, 10]
+    instrumented = apply_edits(src, instrument_edits(rewrites))
+    patched = apply_edits(src, patch_edits(rewrites))
+    assert instrumented.count("\n") == program.count("\n")
+
+    def run(text: str, *args: str) -> str:
+        done = subprocess.run([sys.executable, "-c", text, *args], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        return done.stdout
+
+    assert run(instrumented) == run(program)
+    assert run(instrumented, "statement") == run(patched)
+    assert run(patched) != run(program)  # the writes no longer reach ``a``
+
+
+def test_out_of_place_and_clone_of_one_statement_render_together(tmp_path: Path) -> None:
+    code = "def f(x, y):\n    x += y\n    return x\n"
+    sites = [s for s in find_sites(code, "m.py") if s.line == 2 and s.kind in (INPLACE, STATEMENT)]
+    assert [s.fix for s in sites] == [CLONE, OUT_OF_PLACE]
+    text = apply_edits(_source_file(tmp_path, code), patch_edits(sites))
+    assert text.splitlines()[1:3] == ["    x = x.clone()", "    x = x + y"]
+
+
+# -- priority: the rewrite first, where the evidence allows ------------------------------
+
+_WRITES = "def f(x, w):\n    h = torch.exp(w @ x)\n    h += 1\n    return h\n"
+
+
+def _ranked(**evidence: object) -> list[str]:
+    d = Diagnosis(INPLACE_VERSION, "", "", saved=("m.py", 2), mutation=("m.py", 3))
+    return priority(replace(d, **evidence), find_sites(_WRITES, "m.py"))  # type: ignore[arg-type]
+
+
+def test_rewrite_is_the_first_prediction_then_the_clone() -> None:
+    ranked = _ranked()
+    assert ranked[:2] == ["m.py:3:4:statement", "m.py:3:4:inplace"]
+
+
+def test_no_rewrite_of_a_leaf_update() -> None:
+    """``w -= lr * w.grad`` out of place would make the weight a non-leaf, silently."""
+    assert not any(i.endswith(":statement") for i in _ranked(error_class=LEAF_INPLACE))
+
+
+def test_write_through_a_view_keeps_the_saving_line_first() -> None:
+    ranked = _ranked(through_view=True)
+    assert ranked[0].startswith("m.py:2:")
+    assert ranked.index("m.py:3:4:statement") < ranked.index("m.py:3:4:inplace")
+
+
+def test_one_line_saving_and_writing_rewrites_it_first() -> None:
+    code = "def f(x):\n    x += g(x)\n    return x\n"
+    d = Diagnosis(INPLACE_VERSION, "", "", saved=("m.py", 2), mutation=("m.py", 2))
+    assert priority(d, find_sites(code, "m.py"))[:2] == ["m.py:2:4:statement", "m.py:2:11:arg"]
+
+
+# -- a carried state held as one tuple ---------------------------------------------------
+
+_LOOP = textwrap.dedent(
+    """\
+    import torch
+    lstm = torch.nn.LSTM(4, 8)
+    hidden = None
+    for x in batches:
+        out, hidden = lstm(x, hidden)
+        out.sum().backward()
+    """
+)
+
+
+def test_tuple_state_is_detached_on_a_line_of_its_own(tmp_path: Path) -> None:
+    d = Diagnosis(BACKWARD_TWICE, "", "", carry_consumer=("m.py", 5), carry_frames=(("m.py", 5),))
+    first = detach_candidates(d, find_sites(_LOOP, "m.py"))[0]
+    assert [(s.fix, s.code) for s in first] == [
+        (DETACH, "hidden = tuple(h.detach() for h in hidden)")
+    ]
+    patched = apply_edits(_source_file(tmp_path, _LOOP), patch_edits(first)).splitlines()
+    assert patched[4:6] == [
+        "    hidden = tuple(h.detach() for h in hidden)",
+        "    out, hidden = lstm(x, hidden)",
+    ]
+
+
+def test_without_an_lstm_a_plain_detach_comes_first() -> None:
+    code = _LOOP.replace("torch.nn.LSTM(4, 8)", "torch.nn.GRU(4, 8)")
+    d = Diagnosis(BACKWARD_TWICE, "", "", carry_consumer=("m.py", 5), carry_frames=(("m.py", 5),))
+    codes = [s.code for [s] in detach_candidates(d, find_sites(code, "m.py"))[:2]]
+    assert codes == ["hidden.detach()", "hidden = tuple(h.detach() for h in hidden)"]
+
+
+def test_no_tuple_detach_where_no_statement_can_go_before() -> None:
+    code = "for x in batches:\n    if f(x, hidden): pass\n"
+    [read] = [s for s in find_sites(code, "m.py") if s.target == "hidden"]
+    assert as_tuple_detach(read) is None

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autoclone.codemods.sites import CLONE, DETACH, INPLACE, INPLACE_FALSE, ITEM, NO_GRAD, Site
+from autoclone.codemods.sites import (
+    CLONE,
+    DETACH,
+    INPLACE,
+    INPLACE_FALSE,
+    ITEM,
+    NO_GRAD,
+    OUT_OF_PLACE,
+    STATEMENT,
+    Site,
+)
 from autoclone.edits import TextEdit
 
 #: Name of the run-time switch the trial bootstrap installs in ``builtins``.
@@ -28,8 +38,26 @@ def _keyed(site: Site, prefix: str, suffix: str) -> list[_Keyed]:
     ]
 
 
+def _rewrite_edits(site: Site) -> list[_Keyed]:
+    """An out-of-place rewrite: ``x = `` before the statement goes after a clone statement
+    at the same place; parentheses around a right side nest like any other opening and
+    closing text (the statement is shallower than anything inside it)."""
+    keyed = []
+    for edit in site.rewrite:
+        if edit.text == "(":
+            key = (edit.line, edit.col, 2, site.depth)
+        elif edit.text == ")":
+            key = (edit.line, edit.col, 1, -site.depth)
+        else:
+            key = (edit.line, edit.col, 0, 1)
+        keyed.append((key, edit))
+    return keyed
+
+
 def _patch_edits(site: Site) -> list[_Keyed]:
     line, col = site.start
+    if site.fix == OUT_OF_PLACE:
+        return _rewrite_edits(site)
     if site.fix == NO_GRAD:
         text = f"with torch.no_grad():\n{site.indent}    "
         indents = [((n, 0, 0, 0), TextEdit(n, 0, "    ")) for n in site.block]
@@ -39,7 +67,7 @@ def _patch_edits(site: Site) -> list[_Keyed]:
     if site.fix == ITEM:
         return _keyed(site, "float(", ")")
     method = ".detach()" if site.fix == DETACH else ".clone()"
-    if site.kind == INPLACE:
+    if site.kind in (INPLACE, STATEMENT):  # a statement of its own, just before
         if site.own_line:
             return [((line, 0, 0, 0), TextEdit(line, 0, f"{site.indent}{site.code}\n"))]
         return [((line, col, 0, 0), TextEdit(line, col, f"{site.code}; "))]
@@ -49,8 +77,11 @@ def _patch_edits(site: Site) -> list[_Keyed]:
 
 
 def _switch_edits(site: Site) -> list[_Keyed]:
+    """An ``out_of_place`` site switches like an ``inplace`` clone: ``x = x.clone()`` then
+    the original in-place statement leaves the old tensor intact and binds ``x`` to the
+    same numbers ``x = x + y`` gives, without repeating (and so un-instrumenting) ``y``."""
     line, col = site.start
-    if site.kind == INPLACE:
+    if site.kind == INPLACE or site.fix == OUT_OF_PLACE:
         text = f"{site.target} = {SWITCH}({site.id!r}, {site.target}); "
         return [((line, col, 0, 0), TextEdit(line, col, text))]
     return _keyed(site, f"{SWITCH}({site.id!r}, ", ")")
@@ -61,11 +92,12 @@ def _ordered(keyed: Iterable[_Keyed]) -> list[TextEdit]:
 
 
 def patch_edits(sites: Iterable[Site]) -> list[TextEdit]:
-    """The plain ``.clone()`` edits a user reads in the patch."""
+    """The plain edits a user reads in the patch: ``.clone()``, ``x = x + y``, ..."""
     return _ordered(k for site in sites for k in _patch_edits(site))
 
 
 def instrument_edits(sites: Iterable[Site]) -> list[TextEdit]:
-    """Every clone site wrapped in the run-time switch; disabled sites return their value
-    as is. Other fixes are only ever tried as plain patched runs."""
-    return _ordered(k for site in sites if site.fix == CLONE for k in _switch_edits(site))
+    """Every clone and out-of-place site wrapped in the run-time switch; disabled sites
+    return their value as is. Other fixes are only ever tried as plain patched runs."""
+    switched = (CLONE, OUT_OF_PLACE)
+    return _ordered(k for site in sites if site.fix in switched for k in _switch_edits(site))

@@ -1,7 +1,8 @@
 """Fixes other than a clone, derived from the clone sites so ids and positions agree.
 
 * ``detach``: the same place as a clone site, ``.detach()`` instead of ``.clone()``;
-  allowed only where the tracer shows a graph reaching across iterations.
+  allowed only where the tracer shows a graph reaching across iterations. A state held
+  as one tuple gets ``hidden = tuple(h.detach() for h in hidden)`` before its reader.
 * ``item``: an accumulator's value without its graph, ``float(total_loss)``.
 * ``inplace_false``: ``inplace=True`` turned off where a library module was built.
 * ``no_grad``: an in-place statement wrapped in ``with torch.no_grad():``; the cure for
@@ -13,7 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from autoclone.codemods.sites import DETACH, INPLACE, INPLACE_FALSE, ITEM, NO_GRAD, Site
+from autoclone.codemods.sites import (
+    ARG,
+    DETACH,
+    INPLACE,
+    INPLACE_FALSE,
+    ITEM,
+    NO_GRAD,
+    STATEMENT,
+    Site,
+)
 
 _IMPORTS_TORCH = re.compile(r"^import torch\s*(#.*)?$", re.MULTILINE)
 _INPLACE_TRUE = re.compile(r"\binplace\s*=\s*(True)\b")
@@ -25,6 +35,21 @@ def as_detach(site: Site) -> Site | None:
         return None
     return replace(site, id=f"{site.id}:detach", fix=DETACH,
                    code=site.code.removesuffix(".clone()") + ".detach()")  # fmt: skip
+
+
+def as_tuple_detach(site: Site) -> Site | None:
+    """A carried state held as one tuple (an LSTM's ``hidden = (h, c)``) has no
+    ``.detach()``: each of its tensors is detached, on a line of its own just before the
+    statement that carries it into the next iteration, where people write it."""
+    if site.kind != ARG or not site.before or not site.target.isidentifier():
+        return None
+    name = site.target
+    each = "t" if name == "h" else "h"
+    code = f"{name} = tuple({each}.detach() for {each} in {name})"
+    start = (site.before, len(site.indent))
+    return replace(site, id=f"{site.id}:detach_tuple", kind=STATEMENT, fix=DETACH, code=code,
+                   line=site.before, col=start[1], start=start, end=start, own_line=True,
+                   parens=False)  # fmt: skip
 
 
 def as_item(site: Site) -> Site | None:

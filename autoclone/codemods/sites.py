@@ -2,7 +2,9 @@
 
 Finding is kept apart from applying: this module only records frozen ``Site`` values.
 ``autoclone.codemods.render`` turns any subset of them into text edits, either the
-plain ``.clone()`` a user will read or the run-time switch that trials use.
+plain ``.clone()`` a user will read or the run-time switch that trials use. A standalone
+in-place statement also gets its out-of-place rewrite (``x += y`` -> ``x = x + y``), the
+edit people write for the same conflict.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from autoclone.edits import TextEdit
+
 #: Kinds of candidate site, in the words of the report.
 ASSIGN = "assign"  # right-hand side of an assignment: ``y = expr`` -> ``y = expr.clone()``
 SUBSCRIPT = "subscript"  # a subscript read used as an operand: ``h[b]`` -> ``h[b].clone()``
 ARG = "arg"  # a call argument: ``f(x)`` -> ``f(x.clone())``
 INPLACE = "inplace"  # target of an in-place op, cloned just before it: ``x = x.clone()``
 OPERAND = "operand"  # a variable used as an operand: ``w * x`` -> ``w * x.clone()``
+STATEMENT = "statement"  # a whole in-place statement, rewritten: ``x += y`` -> ``x = x + y``
 
 #: Fix kinds, least change to what is computed first.
 CLONE = "clone"  # same numbers: the saved tensor and the written one stop sharing memory
@@ -35,6 +40,7 @@ NO_GRAD = "no_grad"  # an update of a leaf, done outside autograd as the update 
 DETACH = "detach"  # cut a graph reaching across iterations: changes what is differentiated
 ITEM = "item"  # keep only the value of an accumulator: ``float(total) + loss``
 INPLACE_FALSE = "inplace_false"  # ``nn.ReLU(inplace=True)`` -> ``inplace=False``: same numbers
+OUT_OF_PLACE = "out_of_place"  # ``x.add_(y)`` -> ``x = x.add(y)``: same numbers, a new tensor
 
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
 _INERT_CALLS = frozenset(
@@ -95,6 +101,49 @@ _LITERALS = (
 
 _CONSTANT_NAMES = frozenset({"True", "False", "None"})
 
+#: In-place methods whose out-of-place twin is the same name without ``_`` and computes
+#: the same numbers into a new tensor. Not here: fills (``zero_``, ``fill_``, ``copy_``,
+#: ``normal_``) have no such twin, ``bernoulli()`` reads its receiver as probabilities,
+#: comparisons (``lt_``) change the dtype and shape ops return views.
+_OUT_OF_PLACE_METHODS = frozenset(
+    {
+        "add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
+        "floor_divide", "remainder", "fmod", "pow", "float_power", "neg", "negative", "abs",
+        "sqrt", "rsqrt", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log1p",
+        "log2", "log10", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan",
+        "atan2", "hypot", "sigmoid", "logit", "relu", "clamp", "clamp_min", "clamp_max",
+        "clip", "masked_fill", "masked_scatter", "index_add", "index_fill", "index_copy",
+        "index_put", "scatter", "scatter_add", "scatter_reduce", "lerp", "addcmul",
+        "addcdiv", "addmm", "addmv", "addbmm", "baddbmm", "floor", "ceil", "round", "trunc",
+        "frac", "sign", "sgn", "erf", "erfinv", "nan_to_num", "copysign", "xlogy",
+    }
+)  # fmt: skip
+
+#: Functions of ``torch`` and ``F`` with an in-place form: ``torch.relu_(x)``, ``F.elu_(x)``.
+_OUT_OF_PLACE_FUNCTIONS = _OUT_OF_PLACE_METHODS | {
+    "leaky_relu", "elu", "celu", "selu", "hardtanh", "threshold",
+}  # fmt: skip
+_FUNCTION_MODULES = frozenset({"torch", "F", "nn.functional", "torch.nn.functional"})
+
+#: Augmented operators: the binary operator and its precedence (higher binds tighter).
+_AUG_OPS: dict[type[cst.BaseAugOp], tuple[str, int]] = {
+    cst.BitOrAssign: ("|", 1), cst.BitXorAssign: ("^", 2), cst.BitAndAssign: ("&", 3),
+    cst.LeftShiftAssign: ("<<", 4), cst.RightShiftAssign: (">>", 4),
+    cst.AddAssign: ("+", 5), cst.SubtractAssign: ("-", 5),
+    cst.MultiplyAssign: ("*", 6), cst.DivideAssign: ("/", 6), cst.FloorDivideAssign: ("//", 6),
+    cst.ModuloAssign: ("%", 6), cst.MatrixMultiplyAssign: ("@", 6), cst.PowerAssign: ("**", 8),
+}  # fmt: skip
+_PRECEDENCE: dict[type[cst.BaseBinaryOp], int] = {
+    cst.BitOr: 1, cst.BitXor: 2, cst.BitAnd: 3, cst.LeftShift: 4, cst.RightShift: 4,
+    cst.Add: 5, cst.Subtract: 5, cst.Multiply: 6, cst.Divide: 6, cst.FloorDivide: 6,
+    cst.Modulo: 6, cst.MatrixMultiply: 6, cst.Power: 8,
+}  # fmt: skip
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float, cst.Imaginary,
+    cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Dict,
+    cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+)  # fmt: skip
+
 Position = tuple[int, int]
 
 
@@ -103,8 +152,9 @@ class Site:
     """One candidate edit. ``id`` is stable for the same source: file, place and kind.
 
     ``start``/``end`` delimit the expression to clone (for ``inplace`` sites, the
-    statement to precede). ``target`` is the source text of what gets cloned and
-    ``code`` the line as it reads with this edit alone.
+    statement to precede; for ``statement`` sites, the start of the statement that
+    ``rewrite`` turns out of place). ``target`` is the source text of what gets cloned
+    (or rebound) and ``code`` the line as it reads with this edit alone.
     """
 
     id: str
@@ -124,6 +174,8 @@ class Site:
     bound: tuple[str, ...] = ()  # for ``assign`` sites: every name the statement binds
     fix: str = CLONE
     block: tuple[int, ...] = ()  # further lines a ``no_grad`` block indents
+    rewrite: tuple[TextEdit, ...] = ()  # for ``out_of_place`` sites: the patch's text edits
+    before: int = 0  # for ``arg`` sites of a name: line of the reading statement, if own line
 
 
 def _is_atomic(node: cst.BaseExpression) -> bool:
@@ -224,8 +276,13 @@ class SiteFinder(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
         self._add_inplace(node, node.target)
+        self._add_augmented_rewrite(node)
         node.value.visit(self)
         return False  # the target is a store, not a read
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self._add_call_rewrite(node, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._in_decorator:
@@ -282,7 +339,22 @@ class SiteFinder(cst.CSTVisitor):
             start, end = _outside_parens(self.lines, start, end, len(node.lpar))
         target = self.module.code_for_node(node).strip()
         clone = f"({target}).clone()" if parens else f"{target}.clone()"
-        self._record(kind, start, end, target, clone, parens=parens, assigned=assigned, bound=bound)
+        extra: dict[str, object] = {"parens": parens, "assigned": assigned, "bound": bound}
+        if kind == ARG and isinstance(node, cst.Name):
+            extra.update(self._statement_before(node))
+        self._record(kind, start, end, target, clone, **extra)
+
+    def _statement_before(self, node: cst.CSTNode) -> dict[str, object]:
+        """Where a statement of its own can go just before the one that reads ``node``:
+        a carried state held as a tuple is detached there (``kinds``), not inside the call."""
+        statement = self._enclosing_statement(node)
+        if statement is None:
+            return {}
+        start = self._range(statement).start
+        line_text = self.lines[start.line - 1]
+        if line_text[: start.column].strip() or not self._first_on_line(statement):
+            return {}
+        return {"before": start.line, "indent": line_text[: start.column]}
 
     def _add_inplace(
         self, node: cst.CSTNode, target: cst.BaseExpression, function_style: bool = False
@@ -308,6 +380,76 @@ class SiteFinder(cst.CSTVisitor):
             own_line=own_line,
             indent=indent,
         )
+
+    # -- out-of-place rewrites of whole statements ----------------------------------------
+    def _add_augmented_rewrite(self, node: cst.AugAssign) -> None:
+        """``x += y`` -> ``x = x + y``. The right side gets parentheses when the operator
+        would otherwise take only part of it (``x *= a + b`` -> ``x = x * (a + b)``):
+        the numbers must stay those of the original, rounding included."""
+        spec = _AUG_OPS.get(type(node.operator))
+        if spec is None or not self._plain_receiver(node.target):
+            return
+        symbol, precedence = spec
+        target = self.module.code_for_node(node.target).strip()
+        value = self.module.code_for_node(node.value).strip()
+        op = self._range(node.operator)
+        width = op.end.column - op.start.column
+        edits = [TextEdit(op.start.line, op.start.column, f"= {target} {symbol}", delete=width)]
+        if _needs_parens(node.value, precedence):
+            rng = self._range(node.value)
+            edits += [
+                TextEdit(rng.start.line, rng.start.column, "("),
+                TextEdit(rng.end.line, rng.end.column, ")"),
+            ]
+            value = f"({value})"
+        self._add_rewrite(node, target, f"{target} = {target} {symbol} {value}", edits)
+
+    def _add_call_rewrite(self, node: cst.Expr, call: cst.Call) -> None:
+        """``x.sub_(m).div_(s)`` -> ``x = x.sub(m).div(s)`` and ``torch.relu_(x)`` ->
+        ``x = torch.relu(x)``. Only for a whole statement: the result must be assigned
+        back, since an out-of-place call on its own would silently do nothing."""
+        names, root = _inplace_chain(call)
+        if not names:
+            return
+        if _is_module(root, self.module) and len(names) == 1:
+            first = call.args[0] if call.args else None
+            if first is None or first.keyword or first.star:
+                return
+            if names[0].value.removesuffix("_") not in _OUT_OF_PLACE_FUNCTIONS:
+                return
+            root = first.value
+        elif any(n.value.removesuffix("_") not in _OUT_OF_PLACE_METHODS for n in names):
+            return
+        if not self._plain_receiver(root):
+            return
+        receiver = self.module.code_for_node(root).strip()
+        start = self._range(node).start
+        edits = [TextEdit(start.line, start.column, f"{receiver} = ")]
+        for name in names:
+            end = self._range(name).end
+            edits.append(TextEdit(end.line, end.column - 1, "", delete=1))
+        renamed = cst.ensure_type(call.visit(_OutOfPlaceNames(names)), cst.Call)
+        code = f"{receiver} = {self.module.code_for_node(renamed).strip()}"
+        self._add_rewrite(node, receiver, code, edits)
+
+    def _plain_receiver(self, node: cst.BaseExpression) -> bool:
+        """What the rewrite may rebind: a name of this scope, or ``self.attr``."""
+        if isinstance(node, cst.Attribute):
+            return isinstance(node.value, cst.Name) and node.value.value == "self"
+        if not isinstance(node, cst.Name) or node.value in _CONSTANT_NAMES | {"self"}:
+            return False
+        return node.value not in _FUNCTION_MODULES and self._rebindable(node)
+
+    def _add_rewrite(
+        self, node: cst.BaseSmallStatement, receiver: str, code: str, edits: list[TextEdit]
+    ) -> None:
+        rng = self._range(node)
+        start = (rng.start.line, rng.start.column)
+        line_text = self.lines[start[0] - 1]
+        indent = line_text[: len(line_text) - len(line_text.lstrip())]
+        own_line = line_text[: start[1]].strip() == "" and self._first_on_line(node)
+        self._record(STATEMENT, start, start, receiver, code, own_line=own_line, indent=indent,
+                     fix=OUT_OF_PLACE, rewrite=tuple(edits))  # fmt: skip
 
     def _record(
         self, kind: str, start: Position, end: Position, target: str, code: str, **extra: object
@@ -367,6 +509,53 @@ def _chain_root(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         value = value.func.value
     return value
+
+
+class _OutOfPlaceNames(cst.CSTTransformer):
+    """Drop the ``_`` of exactly these method names (by identity), for the shown code."""
+
+    def __init__(self, names: Sequence[cst.Name]) -> None:
+        super().__init__()
+        self._ids = {id(name) for name in names}
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        if id(original_node) in self._ids:
+            return updated_node.with_changes(value=updated_node.value.removesuffix("_"))
+        return updated_node
+
+
+def _inplace_chain(call: cst.Call) -> tuple[list[cst.Name], cst.BaseExpression]:
+    """The in-place method names of ``x.sub_(m).div_(s)``, outermost first, and ``x``."""
+    names: list[cst.Name] = []
+    current: cst.BaseExpression = call
+    while (
+        isinstance(current, cst.Call)
+        and isinstance(current.func, cst.Attribute)
+        and _is_inplace_method(current.func.attr.value)
+    ):
+        names.append(current.func.attr)
+        current = current.func.value
+    return names, current
+
+
+def _is_module(value: cst.BaseExpression, module: cst.Module) -> bool:
+    """``torch`` in ``torch.relu_(x)``, ``F`` in ``F.elu_(x)``: the write goes into the argument."""
+    return (
+        isinstance(value, cst.Name | cst.Attribute)
+        and module.code_for_node(value).strip() in _FUNCTION_MODULES
+    )
+
+
+def _needs_parens(value: cst.BaseExpression, precedence: int) -> bool:
+    """Whether ``value`` must be parenthesised as the right operand of an operator of this
+    precedence. Equal precedence counts: ``x - (a - b)`` is not ``x - a - b``."""
+    if value.lpar or isinstance(value, _ATOMS):
+        return False
+    if isinstance(value, cst.BinaryOperation):
+        return _PRECEDENCE.get(type(value.operator), 0) <= precedence
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, cst.Not) or precedence >= _PRECEDENCE[cst.Power]
+    return True
 
 
 def _is_methodish(value: cst.BaseExpression) -> bool:
