@@ -31,6 +31,9 @@ REFERENCE = "reference"  # PyTorch's clone-on-mutation mode: what the user meant
 #: The first ``limit`` steps as written, then the failing step's forward pass with grad
 #: disabled: its values keep the program's aliasing, which the eager view errors forbid.
 FORWARD_REFERENCE = "forward_reference"
+#: Every backward call keeps its graph: what two backward calls over one graph in one
+#: iteration compute when nothing frees the buffers in between.
+RETAIN_REFERENCE = "retain_reference"
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -133,6 +136,8 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             state.stop()  # the loss of the step that failed, computed with grad off
         leaves = _leaves(roots)
+        if state.mode == RETAIN_REFERENCE:
+            args, kwargs = _retained(args, kwargs)
         try:
             original(tensors, *args, **kwargs)
         except RuntimeError as exc:
@@ -150,6 +155,16 @@ def _install_backward_counter(state: _State) -> None:
             state.stop()
 
     torch.autograd.backward = backward  # type: ignore[assignment]
+
+
+def _retained(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``retain_graph=True`` whether it came by position (as ``Tensor.backward`` passes
+    it: ``grad_tensors, retain_graph, ...``) or by keyword."""
+    if len(args) >= 2:
+        return (args[0], True, *args[2:]), kwargs
+    return args, {**kwargs, "retain_graph": True}
 
 
 def _install_switch(enabled: frozenset[str]) -> None:

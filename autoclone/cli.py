@@ -91,9 +91,7 @@ def fix(
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option(
-            "--jobs", "-j", min=1, help="Trials run at once (default: cores, up to 4)."
-        ),
+        typer.Option("--jobs", "-j", min=1, help="Trials run at once (default: cores, up to 4)."),
     ] = None,
 ) -> None:
     """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""

@@ -3,7 +3,9 @@
 A ``detach`` changes what is differentiated, so it is offered only at the variable that
 carries a graph from one iteration into the next (the tracer's carry edge), and the
 report says so in plain words; a state held as one tuple (an LSTM's ``hidden``) is
-detached tensor by tensor. A ``no_grad`` wraps the in-place update of a leaf.
+detached tensor by tensor. A ``no_grad`` wraps the in-place update of a leaf. A
+``retain_graph=True`` goes on the first of two backward calls over one graph in one
+iteration, and is judged against a run in which no backward call frees its graph.
 """
 
 from __future__ import annotations
@@ -11,8 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from autoclone.codemods.rewrites import as_detach, as_item, as_no_grad, as_tuple_detach
-from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, SUBSCRIPT, Site
+from autoclone.codemods.rewrites import (
+    as_detach,
+    as_item,
+    as_no_grad,
+    as_tuple_detach,
+    retain_graph,
+)
+from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, RETAIN_GRAPH, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, where
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -137,7 +145,25 @@ def consequences(
             "the update now runs outside autograd, as a parameter update means to; the "
             "numbers match the original up to the failing step and the update's own values"
         )
+    elif site.fix == RETAIN_GRAPH:
+        notes.append(
+            "the gradients are those both backward calls meant to accumulate (checked against "
+            "a run where no backward call frees its graph); adding the losses and calling "
+            "backward once computes the same gradients in one pass and frees the graph at once"
+        )
     return notes
+
+
+def retain_candidates(found: Diagnosis, lines: dict[str, list[str]]) -> list[list[Site]]:
+    """``retain_graph=True`` on the backward call that first went through the graph, when
+    the tracer saw both calls in one iteration (no carried state)."""
+    first = found.previous_backward
+    if first is None or found.carry_consumer is not None:
+        return []
+    text = lines.get(first[0], [])
+    if not 0 < first[1] <= len(text):
+        return []
+    return [[site] for site in retain_graph(first[0], first[1], text[first[1] - 1])]
 
 
 def optimizer_advice(found: Diagnosis, lines: dict[str, list[str]]) -> str:

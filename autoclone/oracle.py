@@ -25,6 +25,7 @@ ABS_TOL = 1e-9
 FULL = "full"  # losses and gradient checksums at every backward call
 FIRST_LOSS = "first_loss"  # the failing step's loss, computed with grad disabled
 FINITE = "finite"  # no external reference: K steps with finite losses (detach fixes)
+RETAINED = "retained"  # losses and gradients of a run where no backward frees its graph
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,11 @@ class Reference:
             return (
                 f"losses and gradients at {self.steps} backward call(s) of the original script "
                 "run under torch.autograd.graph.allow_mutation_on_saved_tensors()"
+            )
+        if self.kind == RETAINED:
+            return (
+                f"losses and gradients at {self.steps} backward call(s) of the original script "
+                "run with retain_graph=True forced on every backward call"
             )
         if self.kind == FINITE:
             return (

@@ -23,12 +23,19 @@ import libcst as cst
 
 from autoclone import classify as cls
 from autoclone import report as rp
-from autoclone.child import ANOMALY, FORWARD_REFERENCE, LOCATE, PLAIN, REFERENCE
+from autoclone.child import (
+    ANOMALY,
+    FORWARD_REFERENCE,
+    LOCATE,
+    PLAIN,
+    REFERENCE,
+    RETAIN_REFERENCE,
+)
 from autoclone.codemods.knobs import Knob, find_knobs, merge
 from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.rewrites import inplace_false
-from autoclone.codemods.sites import DETACH, NO_GRAD, Site, find_sites
+from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, Site, find_sites
 from autoclone.diagnose import (
     Diagnosis,
     crosses_iterations,
@@ -39,8 +46,14 @@ from autoclone.diagnose import (
     warning_lines,
 )
 from autoclone.diagnose import as_json as diagnosis_json
-from autoclone.kinds import consequences, detach_candidates, no_grad_candidates, optimizer_advice
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference, judge
+from autoclone.kinds import (
+    consequences,
+    detach_candidates,
+    no_grad_candidates,
+    optimizer_advice,
+    retain_candidates,
+)
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, RETAINED, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import SourceFile, apply_edits, render_diff
 from autoclone.project import user_files
@@ -292,6 +305,8 @@ class _Repair:
             return self._other_kind(first, found, DETACH)
         if found.error_class == cls.LEAF_INPLACE:
             return self._other_kind(first, found, NO_GRAD)
+        if found.error_class == cls.BACKWARD_TWICE and found.previous_backward is not None:
+            return self._other_kind(first, found, RETAIN_GRAPH)
         if found.error_class not in cls.CLONE_FIXABLE:
             report = _not_clone_fixable(found.error_class, found.line)
             report.explanation = explain(found, self.project.lines)
@@ -316,18 +331,19 @@ class _Repair:
         return base, limit
 
     def _other_kind(self, first: RunResult, found: Diagnosis, kind: str) -> rp.Report:
-        """A detach where a graph reaches across iterations; no_grad for a leaf update.
-        Only the edits the evidence points at are tried, each as a verified patched run."""
+        """A detach where a graph reaches across iterations; no_grad for a leaf update;
+        retain_graph for two backward calls over one graph in one iteration. Only the
+        edits the evidence points at are tried, each as a verified patched run."""
         base, limit = self._base(first, found)
-        texts = {rel: src.text for rel, src in self.project.sources.items()}
-        candidates = (detach_candidates(found, self.project.sites) if kind == DETACH
-                      else no_grad_candidates(found, self.project.sites, texts))  # fmt: skip
-        if kind == DETACH:
-            reference: Reference | None = Reference(FINITE, (), (), limit)
-        else:
-            reference = self._reference(found.error_class, first.backward, limit)
-        if reference is None or not candidates:
+        candidates = self._kind_candidates(found, kind)
+        if not candidates:
             base.summary = f"no {kind} edit is supported by the evidence for this error"
+            if kind == RETAIN_GRAPH:
+                base.summary = _not_clone_fixable(found.error_class, found.line).summary
+            return base
+        reference = self._kind_reference(found, kind, first.backward, limit)
+        if isinstance(reference, str):
+            base.summary = reference
             return base
         base.reference = reference.describe()
         verified = self._try_predictions(candidates[: PREDICTIONS + 1], reference, limit, {})
@@ -338,6 +354,37 @@ class _Repair:
         report = self._fixed(base, found, chosen, patched, minimal=len(chosen) == 1)
         report.notes += consequences(found, chosen, self.project.lines)
         return report
+
+    def _kind_candidates(self, found: Diagnosis, kind: str) -> list[list[Site]]:
+        if kind == DETACH:
+            return detach_candidates(found, self.project.sites)
+        if kind == RETAIN_GRAPH:
+            return retain_candidates(found, self.project.lines)
+        texts = {rel: src.text for rel, src in self.project.sources.items()}
+        return no_grad_candidates(found, self.project.sites, texts)
+
+    def _kind_reference(self, found: Diagnosis, kind: str, before: int, limit: int
+                        ) -> Reference | str:  # fmt: skip
+        """What the kind's patch must reproduce (nothing external for a detach: it changes
+        what is differentiated; the retained-graph run for retain_graph), or why not."""
+        if kind == DETACH:
+            return Reference(FINITE, (), (), limit)
+        if kind != RETAIN_GRAPH:
+            reference = self._reference(found.error_class, before, limit)
+            return reference or "could not compute reference numbers for the correct program"
+        self.say("computing reference numbers (no backward call frees its graph)")
+        ref = self.runner.run(self.project.spec(mode=RETAIN_REFERENCE, limit=limit))
+        if ref.status in ("completed", "stopped"):
+            return Reference(RETAINED, ref.losses, ref.grads, ref.backward)
+        failure = ref.error.line if ref.error else ref.status
+        kind = cls.classify(failure)
+        what = failure[:200] if kind == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[kind]
+        return (
+            "retain_graph=True would only delay the error: with no graph freed, the script "
+            f"still fails ({what}); something between the two backward calls (an optimizer "
+            "step?) changes what the graph saved, which is a choice about training that "
+            "autoclone leaves to you"
+        )
 
     def _unfixable_optimizer(self, first: RunResult, found: Diagnosis) -> rp.Report:
         base, _ = self._base(first, found)

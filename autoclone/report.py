@@ -22,6 +22,7 @@ from autoclone.codemods.sites import (
     NO_GRAD,
     OPERAND,
     OUT_OF_PLACE,
+    RETAIN_GRAPH,
     STATEMENT,
     SUBSCRIPT,
     Site,
@@ -132,6 +133,11 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
         )
     if site.fix == OUT_OF_PLACE:
         return _why_out_of_place(site, d, at)
+    if site.fix == RETAIN_GRAPH:
+        return (
+            f"Fix at {at}: `retain_graph=True`: this backward call keeps the buffers its "
+            "graph saved, so the second backward call through the same graph can use them."
+        )
     if site.kind == INPLACE:
         fix = f"Fix: `{site.code}` just before {at}: "
         if d.error_class == INPLACE_VERSION:

@@ -13,7 +13,7 @@ import pytest
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION, LEAF_INPLACE
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.rewrites import as_tuple_detach
+from autoclone.codemods.rewrites import as_tuple_detach, retain_graph
 from autoclone.codemods.sites import (
     ARG,
     ASSIGN,
@@ -315,3 +315,30 @@ def test_no_tuple_detach_where_no_statement_can_go_before() -> None:
     code = "for x in batches:\n    if f(x, hidden): pass\n"
     [read] = [s for s in find_sites(code, "m.py") if s.target == "hidden"]
     assert as_tuple_detach(read) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "patched"),
+    [
+        ("    loss.backward()", "loss.backward(retain_graph=True)"),
+        ("    loss.backward(grad)", "loss.backward(grad, retain_graph=True)"),
+        ("    loss.backward(grad,)", "loss.backward(grad, retain_graph=True)"),
+        ("torch.autograd.backward(loss)", "torch.autograd.backward(loss, retain_graph=True)"),
+        ("    (a + b).backward()  # both", "(a + b).backward(retain_graph=True)  # both"),
+    ],
+)
+def test_retain_graph_goes_into_the_backward_call(
+    line: str, patched: str, tmp_path: Path
+) -> None:
+    (site,) = retain_graph("t.py", 3, line)
+    assert site.code == patched
+    source = _source_file(tmp_path, "\n\n" + line + "\n")
+    assert apply_edits(source, patch_edits([site])).strip() == patched
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["loss.backward(retain_graph=False)", "loss.backward(", "y = f(x)", "loss.backward(g('s'))"],
+)
+def test_retain_graph_leaves_other_lines_alone(line: str) -> None:
+    assert retain_graph("t.py", 1, line) == []

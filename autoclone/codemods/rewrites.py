@@ -7,6 +7,8 @@
 * ``inplace_false``: ``inplace=True`` turned off where a library module was built.
 * ``no_grad``: an in-place statement wrapped in ``with torch.no_grad():``; the cure for
   updating a leaf that requires grad (manual SGD).
+* ``retain_graph``: ``retain_graph=True`` on the first of two backward calls that run
+  through one graph in one iteration (two losses, one forward pass).
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from autoclone.codemods.sites import (
     INPLACE_FALSE,
     ITEM,
     NO_GRAD,
+    RETAIN_GRAPH,
     STATEMENT,
     Site,
 )
+from autoclone.edits import TextEdit
 
 _IMPORTS_TORCH = re.compile(r"^import torch\s*(#.*)?$", re.MULTILINE)
 _INPLACE_TRUE = re.compile(r"\binplace\s*=\s*(True)\b")
+_BACKWARD = re.compile(r"(\.backward|\bautograd\.backward)\(")
 
 
 def as_detach(site: Site) -> Site | None:
@@ -83,3 +88,40 @@ def inplace_false(file: str, line: int, text: str) -> list[Site]:
                           start=(line, col), end=(line, col + 4), depth=0,
                           fix=INPLACE_FALSE))  # fmt: skip
     return sites
+
+
+def retain_graph(file: str, line: int, text: str) -> list[Site]:
+    """``retain_graph=True`` in the backward call on ``text``: the graph's buffers then
+    outlive it, for the second backward call through the same graph. Only a call that
+    opens and closes on this line and does not set ``retain_graph`` already."""
+    match = _BACKWARD.search(text)
+    if match is None or "retain_graph" in text:
+        return []
+    close = _closing(text, match.end())
+    if close is None:
+        return []
+    inner = text[match.end() : close].strip()
+    if not inner:
+        insert = "retain_graph=True"
+    else:
+        insert = (" " if inner.endswith(",") else ", ") + "retain_graph=True"
+    code = (text[:close] + insert + text[close:]).strip()
+    return [Site(id=f"{file}:{line}:{close}:retain_graph", file=file, line=line, col=close,
+                 kind="keyword", target=text[: match.start()].strip(), code=code,
+                 start=(line, close), end=(line, close), depth=0, fix=RETAIN_GRAPH,
+                 rewrite=(TextEdit(line, close, insert),))]  # fmt: skip
+
+
+def _closing(text: str, start: int) -> int | None:
+    """Index of the parenthesis closing the one opened just before ``start``."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] in "([{":
+            depth += 1
+        elif text[index] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+        elif text[index] in "\"'#":
+            return None  # strings and comments: leave such lines alone
+    return None

@@ -40,6 +40,7 @@ NO_GRAD = "no_grad"  # an update of a leaf, done outside autograd as the update 
 DETACH = "detach"  # cut a graph reaching across iterations: changes what is differentiated
 ITEM = "item"  # keep only the value of an accumulator: ``float(total) + loss``
 INPLACE_FALSE = "inplace_false"  # ``nn.ReLU(inplace=True)`` -> ``inplace=False``: same numbers
+RETAIN_GRAPH = "retain_graph"  # the first of two backward calls over one graph keeps it
 OUT_OF_PLACE = "out_of_place"  # ``x.add_(y)`` -> ``x = x.add(y)``: same numbers, a new tensor
 
 #: Calls whose arguments are never worth cloning: they do not keep tensors for backward.
