@@ -165,7 +165,9 @@ def _emit(report: rp.Report, fmt: Format, dry_run: bool) -> None:
     if fmt is Format.json:
         print(json.dumps(report.as_json(), indent=2))
     elif dry_run and report.patch:
-        sys.stdout.write(report.patch)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(report.patch_bytes)  # bytes: git applies it to any encoding
+        sys.stdout.buffer.flush()
     if report.explanation:
         _err(report.explanation)
     for note in report.notes:

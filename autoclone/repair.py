@@ -55,7 +55,7 @@ from autoclone.kinds import (
 )
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, RETAINED, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
-from autoclone.patch import SourceFile, apply_edits, render_diff
+from autoclone.patch import PatchError, SourceFile, apply_edits, render_diff, render_diff_bytes
 from autoclone.project import user_files
 from autoclone.search import SearchResult, find_minimal, linear_elimination
 from autoclone.shrink import Plan
@@ -535,6 +535,11 @@ class _Repair:
             (sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched
         ]
         base.status, base.minimal = rp.FIXED, minimal
+        try:
+            base.patch_bytes = render_diff_bytes(changes, relative_to=self.options.cwd)
+        except PatchError as exc:
+            base.summary = f"the verified patch cannot be written: {exc}"
+            return base
         base.patch = render_diff(changes, relative_to=self.options.cwd)
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in patched.items()]

@@ -64,6 +64,7 @@ class Report:
     error: str = ""
     error_class: str = ""
     patch: str = ""
+    patch_bytes: bytes = b""  # the same diff, each file's lines in that file's encoding
     edits: list[Edit] = field(default_factory=list)
     runs: int = 0
     candidates: int = 0

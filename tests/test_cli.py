@@ -201,3 +201,21 @@ def test_a_leaf_initialised_in_place_is_wrapped_in_no_grad(tmp_path: Path) -> No
     report = json.loads(result.stdout)
     assert [(e["kind"], e["line"]) for e in report["edits"]] == [("no_grad", 3)]
     assert "with torch.no_grad():\n    w.mul_(0.1)\n" in (tmp_path / "init.py").read_text()
+
+
+def test_dry_run_diff_of_a_latin1_file_applies_with_git(tmp_path: Path) -> None:
+    """The diff carries each file's own bytes, so a non-UTF-8 file still takes it (its
+    context lines hold latin-1 bytes that a UTF-8 diff would not match)."""
+    body = BROKEN.replace("    e[0] = 0.0\n", "    # remis à zéro\n    e[0] = 0.0\n")
+    source = "# -*- coding: latin-1 -*-\n" + body
+    script = tmp_path / "train.py"
+    script.write_bytes(source.encode("latin-1"))
+    result = subprocess.run(
+        [sys.executable, "-m", "autoclone", "fix", "train.py", "--dry-run"],
+        cwd=tmp_path, capture_output=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert "remis à zéro".encode("latin-1") in result.stdout
+    subprocess.run(["git", "apply", "-"], input=result.stdout, cwd=tmp_path, check=True)
+    patched = script.read_bytes().decode("latin-1")
+    assert "# remis à zéro" in patched and patched != source
