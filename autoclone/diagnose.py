@@ -80,11 +80,22 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 
 def crosses_iterations(d: Diagnosis) -> bool:
-    """The failing backward reached into a graph built before an earlier backward call."""
+    """The failing backward reached into a graph built before an earlier backward call,
+    through a value carried from one iteration into the next."""
+    carried = d.carry_consumer is not None and not _within_one_iteration(d)
     if d.error_class == cls.BACKWARD_TWICE:
-        return d.carry_consumer is not None
+        return carried
     stale = d.saved_epoch is not None and d.mutation_epoch is not None
-    return stale and d.saved_epoch < d.mutation_epoch and d.carry_consumer is not None  # type: ignore[operator]
+    return stale and d.saved_epoch < d.mutation_epoch and carried  # type: ignore[operator]
+
+
+def _within_one_iteration(d: Diagnosis) -> bool:
+    """A carried state is read at or above the line that makes it (``h = rnn(x, h)``, read
+    in the next iteration); a value made higher up the loop body and read further down,
+    with a backward call in between (``d_fake = D(fake)`` ... ``bce(d_fake, ones)`` in a
+    GAN), belongs to one iteration: detaching it would silently stop training."""
+    made, read = d.carry_producer, d.carry_consumer
+    return made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
 
 
 def optimizer_before_backward(d: Diagnosis) -> bool:
@@ -237,13 +248,13 @@ def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
         )
     if d.mutation is not None:
         parts.append(_mutation_words(d, lines))
-    if d.previous_backward is not None and d.carry_consumer is None:
+    if d.previous_backward is not None and (d.carry_consumer is None or _within_one_iteration(d)):
         parts.append(
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
             "which frees what it saved. If both losses should train the model, add them and "
             "call backward once, or pass retain_graph=True to the first backward call."
         )
-    if d.carry_consumer is not None:
+    if d.carry_consumer is not None and not _within_one_iteration(d):
         outer = d.carry_frames[-1] if d.carry_frames else d.carry_consumer
         parts.append(
             f"The graph reaches across iterations: {where(outer, lines)} used a value whose "

@@ -16,12 +16,25 @@ from collections.abc import Callable, Mapping, Sequence
 from autoclone.codemods.rewrites import (
     as_detach,
     as_item,
+    as_item_update,
     as_no_grad,
+    as_optional_detach,
+    as_optional_tuple_detach,
     as_tuple_detach,
     retain_graph,
 )
-from autoclone.codemods.sites import ARG, ASSIGN, INPLACE, OPERAND, RETAIN_GRAPH, SUBSCRIPT, Site
-from autoclone.diagnose import Diagnosis, Frame, where
+from autoclone.codemods.sites import (
+    ARG,
+    ASSIGN,
+    INPLACE,
+    OPERAND,
+    OUT_OF_PLACE,
+    RETAIN_GRAPH,
+    STATEMENT,
+    SUBSCRIPT,
+    Site,
+)
+from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
@@ -39,7 +52,7 @@ def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
     return sorted(carried, key=lambda name: -assigned[name])
 
 
-def _carry_sets(frame: Frame, sites: Sequence[Site]) -> list[list[Site | None]]:
+def _carry_sets(frame: Frame, sites: Sequence[Site], text: str) -> list[list[Site | None]]:
     file, line = frame
     on_line = [s for s in sites if (s.file, s.line) == (file, line)]
     carried = _carried(frame, sites)
@@ -53,30 +66,51 @@ def _carry_sets(frame: Frame, sites: Sequence[Site]) -> list[list[Site | None]]:
                  and s.line > line]  # fmt: skip
         sets += [[as_detach(s)] for s in sorted(later, key=lambda s: -s.line)]
         mine = [s for s in on_line if s.target == name and s.kind in (ARG, OPERAND)]
-        sets += [[variant(s)] for s in mine for variant in _read_variants(sites)]
+        variants = _read_variants(sites, _starts_as_none(name, text))
+        sets += [[variant(s)] for s in mine for variant in variants]
+    updates = [s for s in on_line if s.fix == OUT_OF_PLACE and s.kind == STATEMENT]
+    sets += [[as_item_update(s)] for s in updates]  # ``total += loss`` carries ``total``
     return sets
 
 
-def _read_variants(sites: Sequence[Site]) -> tuple[Callable[[Site], Site | None], ...]:
+def _starts_as_none(name: str, text: str) -> bool:
+    """``h = None`` somewhere, or ``h=None`` as a parameter default."""
+    return re.search(rf"(^\s*{re.escape(name)}\s*=\s*None\b|\b{re.escape(name)}\s*=\s*None\s*[,)])",
+                     text, re.MULTILINE) is not None  # fmt: skip
+
+
+def _read_variants(
+    sites: Sequence[Site], maybe_none: bool
+) -> tuple[Callable[[Site], Site | None], ...]:
     """Ways to cut a carried read, best first. A state held as one tuple cannot be
     ``.detach()``-ed as a whole; when the program builds an LSTM (whose state is the pair
-    ``(h, c)``) the tuple's tensors are detached first, else right after a plain detach."""
-    if any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites):
+    ``(h, c)``) the tuple's tensors are detached first, else right after a plain detach.
+    A state that starts as ``None`` is only detached once it exists."""
+    lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
+    if maybe_none:
+        if lstm:
+            return (as_optional_tuple_detach, as_optional_detach)
+        return (as_optional_detach, as_optional_tuple_detach)
+    if lstm:
         return (as_tuple_detach, as_detach, as_item)
     return (as_detach, as_tuple_detach, as_item)
 
 
-def detach_candidates(found: Diagnosis, sites: Sequence[Site]) -> list[list[Site]]:
+def detach_candidates(
+    found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str] | None = None
+) -> list[list[Site]]:
     """Edit sets to try, best first, for each user frame of the consuming node from the
     outermost (the training loop that carries state) in: ``h = h_next.detach()`` where
     the carried variable is reassigned later in the loop; for a state of several tensors
     (``(h, c)``) all of its reads together; for an accumulator (reassigned on the line
     that reads it) its read, detached or as a plain number. Last, single reads on the
-    innermost consuming line."""
+    innermost consuming line. A state that starts as ``None`` gets a None-safe detach."""
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
     if not frames:
         return []
-    sets = [edit_set for frame in reversed(frames) for edit_set in _carry_sets(frame, sites)]
+    texts = texts or {}
+    sets = [edit_set for frame in reversed(frames)
+            for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
     rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
                    and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
@@ -158,7 +192,7 @@ def retain_candidates(found: Diagnosis, lines: dict[str, list[str]]) -> list[lis
     """``retain_graph=True`` on the backward call that first went through the graph, when
     the tracer saw both calls in one iteration (no carried state)."""
     first = found.previous_backward
-    if first is None or found.carry_consumer is not None:
+    if first is None or crosses_iterations(found):
         return []
     text = lines.get(first[0], [])
     if not 0 < first[1] <= len(text):

@@ -356,11 +356,11 @@ class _Repair:
         return report
 
     def _kind_candidates(self, found: Diagnosis, kind: str) -> list[list[Site]]:
+        texts = {rel: src.text for rel, src in self.project.sources.items()}
         if kind == DETACH:
-            return detach_candidates(found, self.project.sites)
+            return detach_candidates(found, self.project.sites, texts)
         if kind == RETAIN_GRAPH:
             return retain_candidates(found, self.project.lines)
-        texts = {rel: src.text for rel, src in self.project.sources.items()}
         return no_grad_candidates(found, self.project.sites, texts)
 
     def _kind_reference(self, found: Diagnosis, kind: str, before: int, limit: int
@@ -414,12 +414,17 @@ class _Repair:
         return self._finish(base, found, result, reference, limit)
 
     def _module_flags(self, found: Diagnosis) -> list[list[Site]]:
-        """``inplace=False`` where the library module that wrote in place was built."""
-        if found.module_built is None or self.options.strategy != "predict":
+        """``inplace=False`` where the library module that wrote in place was built, or in
+        the call that wrote (``F.relu(h, inplace=True)``): what people write."""
+        if self.options.strategy != "predict":
             return []
-        file, line = found.module_built
-        text = self.project.lines.get(file, [])
-        return [[s] for s in inplace_false(file, line, text[line - 1])] if text else []
+        flags = []
+        for frame in dict.fromkeys(f for f in (found.module_built, found.mutation) if f):
+            file, line = frame
+            text = self.project.lines.get(file, [])
+            if 0 < line <= len(text):
+                flags += [[s] for s in inplace_false(file, line, text[line - 1])]
+        return flags
 
     def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
         if kind == cls.INPLACE_VERSION:

@@ -17,7 +17,6 @@ from autoclone.codemods.sites import (
     ITEM,
     NO_GRAD,
     OUT_OF_PLACE,
-    RETAIN_GRAPH,
     STATEMENT,
     Site,
 )
@@ -57,7 +56,7 @@ def _rewrite_edits(site: Site) -> list[_Keyed]:
 
 def _patch_edits(site: Site) -> list[_Keyed]:
     line, col = site.start
-    if site.fix in (OUT_OF_PLACE, RETAIN_GRAPH):
+    if site.rewrite:  # out of place, retain_graph, an accumulator's update as a number
         return _rewrite_edits(site)
     if site.fix == NO_GRAD:
         text = f"with torch.no_grad():\n{site.indent}    "

@@ -23,6 +23,7 @@ from autoclone.codemods.sites import (
     INPLACE_FALSE,
     ITEM,
     NO_GRAD,
+    OUT_OF_PLACE,
     RETAIN_GRAPH,
     STATEMENT,
     Site,
@@ -46,15 +47,33 @@ def as_tuple_detach(site: Site) -> Site | None:
     """A carried state held as one tuple (an LSTM's ``hidden = (h, c)``) has no
     ``.detach()``: each of its tensors is detached, on a line of its own just before the
     statement that carries it into the next iteration, where people write it."""
+    return _line_detach(site, many=True, maybe_none=False)
+
+
+def as_optional_detach(site: Site) -> Site | None:
+    """A state that starts as ``None`` (``h = None`` before the loop, as in most RNN
+    tutorials): ``h = None if h is None else h.detach()`` before the carrying statement."""
+    return _line_detach(site, many=False, maybe_none=True)
+
+
+def as_optional_tuple_detach(site: Site) -> Site | None:
+    """A tuple state that starts as ``None``: detached tensor by tensor once it exists."""
+    return _line_detach(site, many=True, maybe_none=True)
+
+
+def _line_detach(site: Site, *, many: bool, maybe_none: bool) -> Site | None:
     if site.kind != ARG or not site.before or not site.target.isidentifier():
         return None
     name = site.target
     each = "t" if name == "h" else "h"
-    code = f"{name} = tuple({each}.detach() for {each} in {name})"
+    value = f"tuple({each}.detach() for {each} in {name})" if many else f"{name}.detach()"
+    if maybe_none:
+        value = f"None if {name} is None else {value}"
+    suffix = ("detach_tuple" if many else "detach_line") + ("_or_none" if maybe_none else "")
     start = (site.before, len(site.indent))
-    return replace(site, id=f"{site.id}:detach_tuple", kind=STATEMENT, fix=DETACH, code=code,
-                   line=site.before, col=start[1], start=start, end=start, own_line=True,
-                   parens=False)  # fmt: skip
+    return replace(site, id=f"{site.id}:{suffix}", kind=STATEMENT, fix=DETACH,
+                   code=f"{name} = {value}", line=site.before, col=start[1], start=start,
+                   end=start, own_line=True, parens=False)  # fmt: skip
 
 
 def as_item(site: Site) -> Site | None:
@@ -63,6 +82,21 @@ def as_item(site: Site) -> Site | None:
     if site.kind == INPLACE:
         return None
     return replace(site, id=f"{site.id}:item", fix=ITEM, code=f"float({site.target})")
+
+
+def as_item_update(site: Site) -> Site | None:
+    """An accumulator updated in place (``total += loss``), as a plain number plus this
+    step's term: ``total = float(total) + loss``, from the statement's out-of-place form."""
+    if site.fix != OUT_OF_PLACE or not site.rewrite:
+        return None
+    first, *rest = site.rewrite
+    prefix = f"= {site.target} "
+    if not first.text.startswith(prefix) or not site.code.startswith(f"{site.target} {prefix}"):
+        return None
+    text = f"= float({site.target}) " + first.text[len(prefix) :]
+    code = site.code.replace(prefix, f"= float({site.target}) ", 1)
+    return replace(site, id=f"{site.id}:item", fix=ITEM, code=code,
+                   rewrite=(replace(first, text=text), *rest))  # fmt: skip
 
 
 def as_no_grad(site: Site, source: str, block: tuple[int, ...] = ()) -> Site | None:
