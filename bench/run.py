@@ -6,8 +6,9 @@ Usage (from the repository root, one thread per torch process as on CI):
     OMP_NUM_THREADS=1 python bench/run.py --baselines     # plus plain ddmin and linear elimination
     OMP_NUM_THREADS=1 python bench/run.py --fixed-cost    # cost of a trial beyond the script's work
 
-Cases are ``fixtures/*`` and ``bench/large/*`` (scripts made large on purpose: 1000+
-epochs, 2048-wide layers, 200+ lines with 300+ candidate sites). "one run" is a single
+Cases are ``fixtures/*``, ``bench/large/*`` (scripts made large on purpose: 1000+
+epochs, 2048-wide layers, 200+ lines with 300+ candidate sites) and ``bench/unseen/*``
+(held-out scripts written without reading autoclone's code). "one run" is a single
 fresh, unshrunk run of the original script up to its error (or its end), the unit a
 person pays for each manual retry, capped by ``--cap`` seconds; "ratio" is seconds / one run.
 """
@@ -32,6 +33,7 @@ from autoclone.trial import RunSpec  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
 LARGE = ROOT / "bench" / "large"
+UNSEEN = ROOT / "bench" / "unseen"
 
 
 def _copy(case: Path, into: Path) -> Path:
@@ -132,7 +134,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     strategies = ["predict", "ddmin", "linear"] if args.baselines else ["predict"]
-    found = [p for root in (FIXTURES, LARGE) for p in sorted(root.iterdir())]
+    found = [p for root in (FIXTURES, LARGE, UNSEEN) for p in sorted(root.iterdir())]
     cases = [c for c in found if (c / "input.py").is_file()]
     cases = [c for c in cases if not args.cases or c.name in args.cases]
     with tempfile.TemporaryDirectory() as tmp:
