@@ -19,7 +19,8 @@ import typer
 from autoclone import report as rp
 from autoclone.explain import explain_script
 from autoclone.patch import PatchError, write_files
-from autoclone.repair import Options, repair
+from autoclone.repair import repair
+from autoclone.session import Options
 
 app = typer.Typer(
     add_completion=False,

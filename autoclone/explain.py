@@ -21,15 +21,8 @@ from autoclone.diagnose import (
     warning_lines,
     where,
 )
-from autoclone.repair import (
-    BadInput,
-    Options,
-    Project,
-    first_run,
-    first_run_outcome,
-    load_project,
-    make_runner,
-)
+from autoclone.repair import first_run_outcome
+from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
 from autoclone.trial import RunResult
 
 

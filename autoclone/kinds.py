@@ -190,14 +190,27 @@ def consequences(
 
 def retain_candidates(found: Diagnosis, lines: dict[str, list[str]]) -> list[list[Site]]:
     """``retain_graph=True`` on the backward call that first went through the graph, when
-    the tracer saw both calls in one iteration (no carried state)."""
+    the tracer saw both calls in one iteration (no carried state) and they backpropagate
+    two different losses: the same loss twice is almost always a slip, not a design."""
     first = found.previous_backward
-    if first is None or crosses_iterations(found):
+    if first is None or crosses_iterations(found) or same_loss_twice(found, lines):
         return []
     text = lines.get(first[0], [])
     if not 0 < first[1] <= len(text):
         return []
     return [[site] for site in retain_graph(first[0], first[1], text[first[1] - 1])]
+
+
+def same_loss_twice(found: Diagnosis, lines: dict[str, list[str]]) -> bool:
+    """Both backward calls are made on the same expression (``loss.backward()`` twice)."""
+    calls = []
+    for frame in (found.previous_backward, found.failing):
+        text = lines.get(frame[0], []) if frame else []
+        if not frame or not 0 < frame[1] <= len(text):
+            return False
+        sites = retain_graph(frame[0], frame[1], text[frame[1] - 1])
+        calls.append(sites[0].target if sites else None)
+    return calls[0] is not None and calls[0] == calls[1]
 
 
 def optimizer_advice(found: Diagnosis, lines: dict[str, list[str]]) -> str:

@@ -11,31 +11,20 @@
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from pathlib import Path
-from typing import Any
-
-import libcst as cst
+from dataclasses import dataclass, replace
 
 from autoclone import classify as cls
 from autoclone import report as rp
 from autoclone.child import (
-    ANOMALY,
     FORWARD_REFERENCE,
-    LOCATE,
     PLAIN,
     REFERENCE,
     RETAIN_REFERENCE,
 )
-from autoclone.codemods.knobs import Knob, find_knobs, merge
-from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.rewrites import inplace_false
-from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, Site, find_sites
+from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, Site
 from autoclone.diagnose import (
     Diagnosis,
     crosses_iterations,
@@ -52,208 +41,17 @@ from autoclone.kinds import (
     no_grad_candidates,
     optimizer_advice,
     retain_candidates,
+    same_loss_twice,
 )
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, RETAINED, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
-from autoclone.patch import PatchError, SourceFile, apply_edits, render_diff, render_diff_bytes
-from autoclone.project import user_files
+from autoclone.patch import PatchError, render_diff, render_diff_bytes
 from autoclone.search import SearchResult, find_minimal, linear_elimination
-from autoclone.shrink import Plan
-from autoclone.shrink import first_run as shrunk_first_run
-from autoclone.trial import Runner, RunResult, RunSpec
+from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
+from autoclone.trial import Runner, RunResult
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
 PREDICTIONS = 3
-
-
-class BadInput(Exception):
-    """Input autoclone cannot work on; the message is the one line the user sees."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """What the user asked for. ``progress`` receives one-line status messages."""
-
-    script: Path
-    args: tuple[str, ...] = ()
-    steps: int = 3
-    timeout: float = 120.0
-    device: str = "auto"
-    overrides: Mapping[str, str] = field(default_factory=dict)
-    root: Path | None = None
-    budget: float = 900.0
-    cwd: Path = field(default_factory=Path.cwd)
-    #: "predict" (tracer-guided, then ddmin), or the baselines the benchmark compares:
-    #: "ddmin" (no localisation) and "linear" (seed 000's clone-all-then-strip).
-    strategy: str = "predict"
-    #: None: shrink epochs and sizes for trials when a full-size run is slow; True: always;
-    #: False: never (``--no-shrink``).
-    shrink: bool | None = None
-    #: Trials that may run at once in the search (ddmin's subsets are independent).
-    jobs: int = field(default_factory=lambda: min(os.cpu_count() or 1, 4))
-    progress: Callable[[str], None] = lambda message: None
-
-
-@dataclass
-class Project:
-    """The user's files as read once: their sources, sites and trial variants."""
-
-    root: Path
-    sources: dict[str, SourceFile]
-    sites: list[Site]
-    constants: dict[str, str]  # module-level overrides, applied to every trial text
-    knobs: list[Knob] = field(default_factory=list)  # what could be shrunk for trials
-    plan: Plan = field(default_factory=Plan)  # what trials run shrunk, once decided
-
-    def texts(
-        self, variant: Mapping[str, str] | None = None, *, full: bool = False
-    ) -> dict[str, str]:
-        """What a run writes over the copy: the originals (overrides and, unless ``full``,
-        the shrink plan applied once) with the variant's files, treated alike, over theirs."""
-        plan = Plan() if full else self.plan
-        changed = plan.texts(
-            {rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()}
-        )
-        return {**self._base(plan), **changed}
-
-    def spec(
-        self, variant: Mapping[str, str] | None = None, *, full: bool = False, **kw: Any
-    ) -> RunSpec:
-        """A run of the variant at trial sizes (or the user's own, with ``full``)."""
-        plan = Plan() if full else self.plan
-        return RunSpec(self.texts(variant, full=full), options=plan.options(), **kw)
-
-    def _base(self, plan: Plan) -> dict[str, str]:
-        if plan not in self._bases:
-            self._bases[plan] = plan.texts(self._overridden)
-        return self._bases[plan]
-
-    @cached_property
-    def _bases(self) -> dict[Plan, dict[str, str]]:
-        return {}
-
-    @cached_property
-    def _overridden(self) -> dict[str, str]:
-        return {rel: apply_overrides(src.text, self.constants) for rel, src in self.sources.items()}
-
-    @cached_property
-    def lines(self) -> dict[str, list[str]]:
-        """Source lines of every user file, for explanations; read once."""
-        return {rel: src.text.splitlines() for rel, src in self.sources.items()}
-
-    def render(self, sites: list[Site], edits: Callable[[list[Site]], list]) -> dict[str, str]:
-        out = {}
-        for rel, src in self.sources.items():
-            own = [s for s in sites if s.file == rel]
-            if own:
-                out[rel] = apply_edits(src, edits(own))
-        return out
-
-
-def load_project(options: Options) -> Project:
-    """Read and analyse the user's files; every problem becomes a ``BadInput`` line."""
-    script = options.script.resolve()
-    if not script.exists():
-        raise BadInput(f"{options.script}: no such file")
-    if not script.is_file():
-        raise BadInput(f"{options.script}: not a file")
-    root = (options.root or script.parent).resolve()
-    if not script.is_relative_to(root):
-        raise BadInput(f"{options.script}: not under the project root {root}")
-    sources, sites = {}, []
-    for path in user_files(script, root):
-        rel = path.relative_to(root).as_posix()
-        shown = _shown(path, options.cwd)
-        try:
-            sources[rel] = SourceFile.read(path)
-            compile(sources[rel].text, shown, "exec", dont_inherit=True)
-            sites.extend(find_sites(sources[rel].text, rel))
-        except SyntaxError as exc:
-            where = f"{shown}:{exc.lineno}:{exc.offset or 0}"
-            raise BadInput(f"{where}: syntax error: {exc.msg}") from exc
-        except (UnicodeDecodeError, LookupError, OSError) as exc:
-            raise BadInput(f"{shown}: cannot read: {exc}") from exc
-        except cst.ParserSyntaxError as exc:
-            raise BadInput(f"{shown}:{exc.raw_line}:{exc.raw_column}: syntax error") from exc
-    knobs = merge(
-        knob
-        for rel, src in sources.items()
-        for knob in find_knobs(src.text, rel, options.args)
-        if knob.name not in options.overrides
-    )
-    return Project(root, sources, sites, _constants(options.overrides, sources), knobs)
-
-
-def _shown(path: Path, cwd: Path) -> str:
-    """A path as the user would type it: relative to where they stand when possible."""
-    try:
-        return path.relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _constants(overrides: Mapping[str, str], sources: Mapping[str, SourceFile]) -> dict[str, str]:
-    constants: set[str] = set()
-    options: set[str] = set()
-    for src in sources.values():
-        constants |= module_constants(src.text)
-        options |= argparse_options(src.text)
-    unknown = sorted(set(overrides) - constants - options)
-    if unknown:
-        raise BadInput(
-            f"--set {unknown[0]}: no module-level constant or argparse option by that name"
-        )
-    return {k: v for k, v in overrides.items() if k in constants}
-
-
-def _device_env(device: str) -> dict[str, str]:
-    if device == "cpu":
-        return {"CUDA_VISIBLE_DEVICES": ""}
-    if device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise BadInput("--device cuda: no CUDA device is available on this machine")
-    return {}
-
-
-def make_runner(options: Options, project: Project) -> Runner:
-    script = options.script.resolve().relative_to(project.root).as_posix()
-    cwd = options.cwd.resolve()
-    inside = cwd.is_relative_to(project.root)
-    return Runner(
-        root=project.root,
-        script=script,
-        argv=options.args,
-        cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
-        timeout=options.timeout,
-        jobs=options.jobs,
-        env=_device_env(options.device),
-        overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
-    )
-
-
-def first_run(
-    project: Project, runner: Runner, options: Options, say: Callable[[str], None]
-) -> RunResult:
-    """Reproduce the error with the tracer on (without it where it cannot run), at sizes
-    small enough to be quick; the plan chosen is kept in ``project.plan``."""
-
-    def attempt(plan: Plan, timeout: float | None) -> RunResult:
-        project.plan = plan
-        say(f"running {runner.script} with the autograd tracer")
-        first = runner.run(project.spec(mode=LOCATE, timeout=timeout))
-        if first.error is not None and "saved tensor hooks" in first.error.message:
-            say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
-            first = runner.run(project.spec(mode=ANOMALY, timeout=timeout))
-        return first
-
-    first, project.plan = shrunk_first_run(
-        project.knobs, attempt, shrink=options.shrink, timeout=options.timeout, say=say
-    )
-    if project.plan.knobs:
-        say(f"trials run shrunk: {project.plan.describe()}")
-    return first
 
 
 def repair(options: Options) -> rp.Report:
@@ -340,6 +138,12 @@ class _Repair:
             base.summary = f"no {kind} edit is supported by the evidence for this error"
             if kind == RETAIN_GRAPH:
                 base.summary = _not_clone_fixable(found.error_class, found.line).summary
+            if kind == RETAIN_GRAPH and same_loss_twice(found, self.project.lines):
+                base.summary = (
+                    "the same loss is backpropagated twice in one iteration; if the gradient "
+                    "should count twice pass retain_graph=True to the first call, but usually "
+                    "the second call is a slip to remove"
+                )
             return base
         reference = self._kind_reference(found, kind, first.backward, limit)
         if isinstance(reference, str):

@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autoclone.repair import Options, load_project, make_runner, repair  # noqa: E402
+from autoclone.repair import repair  # noqa: E402
+from autoclone.session import Options, load_project, make_runner  # noqa: E402
 from autoclone.trial import RunSpec  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"

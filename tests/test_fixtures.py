@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from autoclone.codemods.overrides import apply_overrides
-from autoclone.repair import Options, repair
+from autoclone.repair import repair
+from autoclone.session import Options
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 _NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "expert", "README.md", "wrong.py"}

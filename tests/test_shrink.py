@@ -19,7 +19,8 @@ from autoclone.codemods.knobs import (
     kind_of,
     shrink_source,
 )
-from autoclone.repair import Options, repair
+from autoclone.repair import repair
+from autoclone.session import Options
 from autoclone.shrink import PROBE, Plan, first_run
 from autoclone.trial import ErrorInfo, RunResult
 

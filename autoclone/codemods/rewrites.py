@@ -141,7 +141,7 @@ def retain_graph(file: str, line: int, text: str) -> list[Site]:
         insert = (" " if inner.endswith(",") else ", ") + "retain_graph=True"
     code = (text[:close] + insert + text[close:]).strip()
     return [Site(id=f"{file}:{line}:{close}:retain_graph", file=file, line=line, col=close,
-                 kind="keyword", target=text[: match.start()].strip(), code=code,
+                 kind="keyword", target=text[: close + 1].strip(), code=code,
                  start=(line, close), end=(line, close), depth=0, fix=RETAIN_GRAPH,
                  rewrite=(TextEdit(line, close, insert),))]  # fmt: skip
 
