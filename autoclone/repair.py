@@ -1,12 +1,16 @@
 """``repair(options) -> Report``: the whole loop, from first run to verified patch.
 
-1. run the original once (anomaly mode on) to learn the error, its class, the line that
-   saved the tensor, and how many backward calls succeeded before it (n);
-2. compute the reference numbers the correct program gives for n + K backward calls;
-3. search the candidate sites (localised guesses first, then ddmin) for a 1-minimal
-   set whose instrumented trial passes the oracle;
-4. render the plain ``.clone()`` patch and run the patched script once more: only a
-   patch that passed that run reaches the user.
+1. run the script once under the autograd tracer (shrunk when a full-size run is slow)
+   to learn the error, its class, the lines that saved and wrote, any carried state, and
+   how many backward calls succeeded before it (n);
+2. let the evidence pick the fix kind: out-of-place / inplace=False / clone for a write
+   into a saved tensor, no_grad for a leaf update, detach / float() for a graph carried
+   across iterations, retain_graph for two losses over one graph; an optimizer step
+   between a forward pass and its backward is reported unfixable;
+3. compute the reference numbers the correct program gives for n + K backward calls;
+4. run the predicted edits as patched scripts, each judged against the reference, and
+   fall back to ddmin over every clone site only if none passes;
+5. only a patch whose own run passed reaches the user (at full size too, if shrunk).
 """
 
 from __future__ import annotations
