@@ -10,6 +10,7 @@ iteration, and is judged against a run in which no backward call frees its graph
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 
@@ -21,6 +22,7 @@ from autoclone.codemods.rewrites import (
     as_optional_detach,
     as_optional_tuple_detach,
     as_tuple_detach,
+    detach_after,
     retain_graph,
 )
 from autoclone.codemods.sites import (
@@ -73,6 +75,46 @@ def _carry_sets(frame: Frame, sites: Sequence[Site], text: str) -> list[list[Sit
     return sets
 
 
+def _after_backward_sets(
+    found: Diagnosis, frames: Sequence[Frame], sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[list[Site | None]]:
+    """The carried variables detached right after the backward call, tried first: that
+    cuts the graph exactly at backward boundaries. A cut at every read would also cut
+    between micro-steps of gradient accumulation, silently training on less data."""
+    call = found.previous_backward or found.failing
+    if call is None:
+        return []
+    file, line = call
+    lines = texts.get(file, "").splitlines()
+    if not 0 < line < len(lines):
+        return []
+    scope = _scope_of(texts[file], line)
+    outer = next((f for f in frames if f[0] == file and _scope_of(texts[file], f[1]) == scope),
+                 None)  # fmt: skip
+    if outer is None:
+        return []
+    updated = [s.target for s in sites if (s.file, s.line) == outer
+               and s.fix == OUT_OF_PLACE and s.kind == STATEMENT]  # fmt: skip
+    names = list(dict.fromkeys(_carried(outer, sites) + updated))
+    lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
+    many = lstm and len(names) == 1  # an LSTM's state in one variable is the pair (h, c)
+    text = lines[line - 1]
+    each = [detach_after(file, line, text, name, many=many) for name in names]
+    return ([each] if len(each) > 1 else []) + [[site] for site in each]
+
+
+def _scope_of(source: str, line: int) -> tuple[int, int]:
+    """Lines of the innermost function around ``line`` (the module: ``(0, 0)``): a frame
+    whose variables the statement after the backward call can see."""
+    best = (0, 0)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and node.lineno > best[0]:
+                best = (node.lineno, end)
+    return best
+
+
 def _starts_as_none(name: str, text: str) -> bool:
     """``h = None`` somewhere, or ``h=None`` as a parameter default."""
     return re.search(rf"(^\s*{re.escape(name)}\s*=\s*None\b|\b{re.escape(name)}\s*=\s*None\s*[,)])",
@@ -109,8 +151,9 @@ def detach_candidates(
     if not frames:
         return []
     texts = texts or {}
-    sets = [edit_set for frame in reversed(frames)
-            for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
+    sets = _after_backward_sets(found, frames, sites, texts)
+    sets += [edit_set for frame in reversed(frames)
+             for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
     rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
                    and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
@@ -154,7 +197,13 @@ def consequences(
     notes: list[str] = []
     site = chosen[0]
     carried = ", ".join(f"`{s.assigned or s.target}`" for s in chosen)
-    if site.fix == "detach":
+    if site.fix == "detach" and _backpropagated(site, lines):
+        notes.append(
+            f"this changes what is differentiated: each backward call now differentiates "
+            f"only what {carried} gathered since the previous one; the values it keeps (and "
+            "prints) are unchanged"
+        )
+    elif site.fix == "detach":
         notes.append(
             f"this changes what is differentiated: gradients no longer flow from one "
             f"iteration into the previous one through {carried} (truncated "
@@ -186,6 +235,14 @@ def consequences(
             "backward once computes the same gradients in one pass and frees the graph at once"
         )
     return notes
+
+
+def _backpropagated(site: Site, lines: dict[str, list[str]]) -> bool:
+    """The detached variable is the one backward was called on: an accumulator."""
+    text = lines.get(site.file, [])
+    if not site.after or not 0 < site.after <= len(text):
+        return False
+    return text[site.after - 1].strip().startswith(f"{site.target}.backward(")
 
 
 def retain_candidates(found: Diagnosis, lines: dict[str, list[str]]) -> list[list[Site]]:

@@ -28,7 +28,7 @@ from autoclone.child import (
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.rewrites import inplace_false
-from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, Site
+from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, STATEMENT, Site
 from autoclone.diagnose import (
     Diagnosis,
     crosses_iterations,
@@ -83,6 +83,7 @@ class _Repair:
     project: Project
     runner: Runner
     started: float
+    _last_run: RunResult | None = None  # the latest verifying run, for comparisons
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -159,9 +160,38 @@ class _Repair:
             base.summary = f"none of the {kind} edits the evidence points at passed verification"
             return base
         chosen, patched = verified
+        if kind == DETACH and any(s.after for s in chosen):
+            chosen, patched = self._smaller_equivalent(base, chosen, patched, candidates, limit)
         report = self._fixed(base, found, chosen, patched, minimal=len(chosen) == 1)
         report.notes += consequences(found, chosen, self.project.lines)
         return report
+
+    def _smaller_equivalent(
+        self,
+        base: rp.Report,
+        chosen: list[Site],
+        patched: dict[str, str],
+        candidates: list[list[Site]],
+        limit: int,
+    ) -> tuple[list[Site], dict[str, str]]:
+        """A detach right after the backward call cuts the graph exactly where backward
+        used it, and so defines what the patched program must compute. A cut at the read
+        that changes fewer lines is taken only if its losses and gradients are the same
+        (it is not, for instance, between the micro-steps of gradient accumulation)."""
+        run = self._last_run
+        smaller = [c for c in candidates
+                   if not any(s.after for s in c) and _lines(c) < _lines(chosen)][:2]  # fmt: skip
+        if run is None or not smaller:
+            return chosen, patched
+        same = Reference(FULL, run.losses, run.grads, run.backward)
+        verified = self._try_predictions(smaller, same, limit, {})
+        if verified is None:
+            return chosen, patched
+        base.notes.append(
+            "the shorter edit was checked to compute the same losses and gradients as "
+            "detaching right after the backward call"
+        )
+        return verified
 
     def _kind_candidates(self, found: Diagnosis, kind: str) -> list[list[Site]]:
         texts = {rel: src.text for rel, src in self.project.sources.items()}
@@ -253,7 +283,8 @@ class _Repair:
     ) -> tuple[Outcome, dict[str, str]]:
         """Run the plain patched script: the only kind of run that can approve a patch."""
         patched = self.project.render(sites, patch_edits)
-        return judge(self.runner.run(self.project.spec(patched, limit=limit)), reference), patched
+        self._last_run = self.runner.run(self.project.spec(patched, limit=limit))
+        return judge(self._last_run, reference), patched
 
     def _try_predictions(
         self,
@@ -425,6 +456,12 @@ def _not_clone_fixable(kind: str, line: str) -> rp.Report:
     return rp.Report(
         rp.UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind
     )
+
+
+def _lines(sites: list[Site]) -> int:
+    """Lines a set of edits changes: an inserted statement is a line of its own."""
+    inserted = sum(1 for s in sites if s.kind == STATEMENT)
+    return inserted + len({(s.file, s.line) for s in sites if s.kind != STATEMENT})
 
 
 def _error_gone(outcome: Outcome) -> bool:

@@ -118,6 +118,8 @@ def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
         fix = f"Fix at {at}: `{site.code}`"
         if site.kind == STATEMENT:  # a statement of its own, inserted before the reading one
             fix = f"Fix: `{site.code}` just before {at}"
+        if site.after:  # inserted after the backward call that used the graph
+            fix = f"Fix: `{site.code}` right after {where((site.file, site.after), lines)}"
         return (
             f"{fix}: the graph built in one iteration is no longer "
             f"carried into the next through `{carried}`, so backward stops at this iteration."

@@ -11,7 +11,15 @@ Runs inside the trial process (``autoclone.child``), never in a patch. Two probe
   saved tensors before and after each call, so every in-place write that matters
   (``__setitem__``, ``add_``, ``inplace=True``, ``_foreach_*_``) is recorded with the
   user's frames. It is cheaper than a dispatch mode, which would also see writes inside
-  C++ composites but stops ``_foreach_*_`` from bumping versions.
+  C++ composites but stops ``_foreach_*_`` from bumping versions, and sees every aten op
+  of the backward pass too (``bench/dispatch_mode.py`` measures both).
+
+Cost: most torch calls cannot write, so the mode decides from the function itself
+(cached per function) and only then looks at arguments; attribute reads go straight
+through. One stack walk per call is shared by its hooks, and line numbers are memoised
+per (code, instruction): reading ``f_lineno`` scans the code's line table every time.
+The running module is found by walking the stack when a write is recorded, instead of
+global module hooks, which would put every module call on ``nn.Module``'s slow path.
 
 Known limits: ``torch.func`` transforms refuse saved-tensor hooks (the caller reruns
 without the tracer), and user threads are not seen (hooks are thread-local).
@@ -30,12 +38,13 @@ from torch.overrides import TorchFunctionMode
 
 Frame = tuple[str, int]
 _STAMP = "autoclone"
+_THIS_FILE = __file__
 
 #: Ops whose outputs are several views of one input (the multi-output view error).
 _MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Saved:
     """A tensor autograd saved for backward."""
 
@@ -65,14 +74,18 @@ class Mutation:
     optimizer: bool = False  # written by an optimizer's step
 
 
-class _Holder:
-    """What the pack hook returns: the detached tensor and where its record lives."""
+class _Holder(tuple):  # type: ignore[type-arg]
+    """What the pack hook returns: ``(detached tensor, record key, storage, tracer)``. The
+    record is released when autograd drops the holder; a tuple is built in C, and
+    ``__del__`` costs less than ``weakref.finalize``."""
 
-    __slots__ = ("tensor", "record", "__weakref__")
+    __slots__ = ()
 
-    def __init__(self, tensor: torch.Tensor, record: int) -> None:
-        self.tensor = tensor
-        self.record = record
+    def __del__(self) -> None:
+        try:
+            self[3]._release(self[1], self[2])
+        except Exception:  # noqa: BLE001 - never raise from a finaliser (interpreter exit)
+            pass
 
 
 def _storage(t: torch.Tensor) -> int:
@@ -82,15 +95,26 @@ def _storage(t: torch.Tensor) -> int:
         return id(t)
 
 
-def _may_write(name: str, kwargs: Any) -> bool:
-    """Only these calls can write into their arguments, by PyTorch's naming rules: a
-    trailing underscore, in-place operators, item assignment, ``inplace=``/``out=``."""
-    return (
-        name.endswith("_")
-        or name.startswith("__i")
-        or name == "__setitem__"
-        or bool(kwargs and ("inplace" in kwargs or "out" in kwargs))
-    )
+# What a function can do, decided once per function object from its name.
+_READ = 0  # attribute reads (``.shape``, ``.grad``, ``.data``): never write, make no node
+_PLAIN = 1  # may make graph nodes; writes only if called with ``inplace=``/``out=``
+_WRITE = 2  # may write into its arguments by name
+_MULTI = 4  # returns several views of one input (the multi-output view error)
+
+
+def _kind(func: Any) -> tuple[str, int]:
+    """The name and kind of a torch function. Only these calls can write into their
+    arguments, by PyTorch's naming rules: a trailing underscore, in-place operators,
+    item assignment (and ``inplace=``/``out=``, checked per call)."""
+    name = getattr(func, "__name__", "") or str(func)
+    if name == "__get__":
+        return name, _READ
+    kind = _PLAIN
+    if name.endswith("_") or name.startswith("__i") or name == "__setitem__":
+        kind |= _WRITE
+    if name in _MULTI_VIEW:
+        kind |= _MULTI
+    return name, kind
 
 
 def _grad_fn(value: Any) -> Any:
@@ -126,16 +150,18 @@ class Tracer:
         self.mutations: list[Mutation] = []
         self.views: dict[int, tuple[Any, list[Frame], str, str]] = {}
         self.modules: dict[int, list[Frame]] = {}
-        self.module_stack: list[Any] = []
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
-        self.holders: dict[int, Any] = {}  # record key -> weak reference to its holder
+        self.holders: dict[int, torch.Tensor] = {}  # record key -> its holder's tensor
         self.warnings: list[dict[str, Any]] = []  # writes PyTorch cannot see
-        self._counter = itertools.count()
+        self._next_key = itertools.count().__next__
         self._op = ""
-        self._new: list[int] = []
+        self._new: list[int] | None = None  # records saved by the running call
         self._cached: list[Frame] | None = None
+        self._lines: dict[tuple[int, int], tuple[str, int, Any]] = {}
         self.broken = ""  # the tracer's own failure, if any: the run goes on untraced
+        self._suspended = False  # the mode is off for an optimizer step
+        self._resume: Any = lambda: None
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 3) -> list[Frame]:
@@ -143,34 +169,58 @@ class Tracer:
         if self._cached is not None:
             return self._cached
         out: list[Frame] = []
-        frame = sys._getframe(2)
-        while frame is not None and len(out) < limit:
-            if frame.f_code.co_filename.startswith(self.prefix):
-                out.append((frame.f_code.co_filename, frame.f_lineno))
-            frame = frame.f_back  # type: ignore[assignment]
+        prefix, lines = self.prefix, self._lines
+        frame: Any = sys._getframe(2)
+        while frame is not None:
+            code = frame.f_code
+            filename = code.co_filename
+            if filename.startswith(prefix) and filename != _THIS_FILE:
+                key = (id(code), frame.f_lasti)  # the memo holds ``code``: its id stays unique
+                entry = lines.get(key)
+                if entry is None:
+                    if len(lines) > 100_000:
+                        lines.clear()
+                    entry = lines[key] = (filename, frame.f_lineno, code)
+                out.append((entry[0], entry[1]))
+                if len(out) >= limit:
+                    break
+            frame = frame.f_back
         if self._op:
             self._cached = out
         return out
 
     # -- saved-tensor hooks --------------------------------------------------------------
     def pack(self, t: torch.Tensor) -> _Holder:
-        key = next(self._counter)
-        storage = _storage(t)
+        if self._suspended:
+            self._resume()
+        key = self._next_key()
+        try:
+            storage = int(t.untyped_storage().data_ptr())
+        except (RuntimeError, NotImplementedError):
+            storage = id(t)
+        try:
+            producer = t.grad_fn
+        except RuntimeError:
+            producer = None
         self.saved[key] = Saved(
             t._version,
             storage,
             list(t.shape),
             self._op,
-            self.frames(),
+            self._cached if self._cached is not None else self.frames(),
             self.epoch,
-            producer=type(_grad_fn(t)).__name__ if _grad_fn(t) is not None else "",
+            "",
+            type(producer).__name__ if producer is not None else "",
         )
-        self.live[storage] = self.live.get(storage, 0) + 1
-        self._new.append(key)
-        holder = _Holder(t.detach(), key)
-        self.holders[key] = weakref.ref(holder)
-        weakref.finalize(holder, self._release, key, storage)
-        return holder
+        live = self.live
+        live[storage] = live.get(storage, 0) + 1
+        if self._new is None:
+            self._new = [key]
+        else:
+            self._new.append(key)
+        detached = t.detach()
+        self.holders[key] = detached  # released with the holder: it keeps nothing longer
+        return _Holder((detached, key, storage, self))
 
     def _release(self, key: int, storage: int) -> None:
         self.saved.pop(key, None)
@@ -182,8 +232,8 @@ class Tracer:
             self.live.pop(storage, None)
 
     def unpack(self, holder: _Holder) -> torch.Tensor:
-        t = holder.tensor
-        record = self.saved.get(holder.record)
+        t = holder[0]
+        record = self.saved.get(holder[1])
         if record is not None and t._version != record.version:
             self._diagnose_stale(record, t)
             raise RuntimeError(
@@ -208,37 +258,60 @@ class Tracer:
         }
 
     # -- the op watcher ------------------------------------------------------------------
-    def call(self, func: Any, args: Any, kwargs: Any) -> Any:
-        name = getattr(func, "__name__", "") or str(func)
-        if name == "__get__":  # attribute reads (.shape, .grad, .data) never write
-            return func(*args, **(kwargs or {}))
+    def call(self, func: Any, name: str, kind: int, args: Any, kwargs: Any) -> Any:
+        """One torch call that is not an attribute read (``_Watch`` filters those)."""
         self._cached = None  # one walk of the stack per call, shared by its hooks
-        watched = []
-        if _may_write(name, kwargs):
-            watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in self.live]
+        watched = None
+        if self.live and (kind & _WRITE or (kwargs and ("inplace" in kwargs or "out" in kwargs))):
+            live = self.live
+            watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in live]
         outer_op, outer_new = self._op, self._new
-        self._op, self._new = name, []
+        self._op = name
+        self._new = None
         try:
-            out = func(*args, **(kwargs or {}))
+            out = func(*args, **kwargs) if kwargs else func(*args)
         except RuntimeError:
             self._diagnose_view_error(args)
             raise
         finally:
-            created, self._op, self._new = self._new, outer_op, outer_new
+            created = self._new
+            self._op = outer_op
+            self._new = outer_new
         try:
-            self._after_call(name, out, created, watched)
+            if isinstance(out, torch.Tensor):
+                try:
+                    grad_fn = out.grad_fn
+                except RuntimeError:
+                    grad_fn = None
+                if grad_fn is not None:
+                    metadata: Any = grad_fn.metadata
+                    if _STAMP not in metadata:
+                        metadata[_STAMP] = (self.epoch, self.frames())
+                    if created:
+                        node, saved = type(grad_fn).__name__, self.saved
+                        for key in created:
+                            record = saved.get(key)
+                            if record is not None:
+                                record.grad_fn = node
+                if watched:
+                    self._check_writes(name, watched)
+                if not torch.is_grad_enabled() and out._is_view():
+                    base = out._base
+                    if base is not None and base.requires_grad:
+                        self._remember_views([out], name, "no_grad_view")
+            else:
+                if isinstance(out, tuple | list):
+                    self._stamp(out)
+                if watched:
+                    self._check_writes(name, watched)
+                if kind & _MULTI and isinstance(out, tuple | list):
+                    self._remember_views(out, name, "multi_output_view")
         except Exception as exc:  # noqa: BLE001 - the tracer must never break the script
             self.broken = self.broken or f"{type(exc).__name__}: {exc}"
         self._cached = None
         return out
 
-    def _after_call(self, name: str, out: Any, created: list[int], watched: list[Any]) -> None:
-        grad_fn = _grad_fn(out)
-        self._stamp(out)
-        if grad_fn is not None:
-            for key in created:
-                if key in self.saved:
-                    self.saved[key].grad_fn = type(grad_fn).__name__
+    def _check_writes(self, name: str, watched: list[Any]) -> None:
         for t, version in watched:
             if t._version != version:
                 self._record_mutation(t, version, name)
@@ -247,12 +320,6 @@ class Tracer:
         if name.startswith("_fused_"):  # fused optimizers write without bumping versions
             for t in {_storage(t): t for t, _ in watched}.values():
                 self._warn("fused_optimizer", name, _storage(t))
-        if name in _MULTI_VIEW and isinstance(out, tuple | list):
-            self._remember_views(out, name, "multi_output_view")
-        elif isinstance(out, torch.Tensor) and not torch.is_grad_enabled() and out._is_view():
-            base = out._base
-            if base is not None and base.requires_grad:
-                self._remember_views([out], name, "no_grad_view")
 
     def _remember_views(self, views: Any, op: str, kind: str) -> None:
         """Views autograd will refuse to see written in place: where each was made."""
@@ -266,10 +333,9 @@ class Tracer:
         through ``.data`` (or another alias with its own counter), so backward will use
         the new values without any error."""
         for key, record in list(self.saved.items()):
-            holder = self.holders.get(key)
-            alive = holder() if holder is not None else None
+            alive = self.holders.get(key)
             if record.storage == storage and alive is not None:
-                return bool(alive.tensor._version == record.version)
+                return bool(alive._version == record.version)
         return False
 
     def _warn(self, kind: str, op: str, storage: int) -> None:
@@ -329,7 +395,7 @@ class Tracer:
             self.diagnosis["carry"] = edge
 
     def _record_mutation(self, t: torch.Tensor, version: int, op: str) -> None:
-        module = self.module_stack[-1] if self.module_stack else None
+        module = _running_module()
         if module is not None and id(module) not in self.modules:
             module = None  # the user's own module: the write is on a line of theirs anyway
         self.mutations.append(
@@ -360,6 +426,19 @@ class Tracer:
                 return
 
 
+_CALL_IMPL = torch.nn.Module._call_impl.__code__
+
+
+def _running_module() -> Any:
+    """The innermost module whose ``__call__`` is running, read from the stack."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _CALL_IMPL:
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
 def _in_optimizer() -> bool:
     frame = sys._getframe(1)
     while frame is not None:
@@ -372,14 +451,26 @@ def _in_optimizer() -> bool:
 class _Watch(TorchFunctionMode):
     def __init__(self, tracer: Tracer) -> None:
         super().__init__()
-        self.tracer = tracer
+        self.call = tracer.call
+        self.kinds: dict[Any, tuple[str, int]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        return self.tracer.call(func, args, kwargs)
+        try:
+            name, kind = self.kinds[func]
+        except KeyError:
+            name, kind = _kind(func)
+            if len(self.kinds) < 10_000:
+                self.kinds[func] = name, kind
+        except TypeError:  # an unhashable callable
+            name, kind = _kind(func)
+        if kind == _READ:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        return self.call(func, name, kind, args, kwargs)
 
 
 def _track_modules(tracer: Tracer) -> None:
-    """Where each module was built, and which module is running, for ``inplace=True``."""
+    """Where each library module was built, for ``inplace=True`` (the running module is
+    read from the stack when a write is recorded: see ``_running_module``)."""
     original_init = torch.nn.Module.__init__
 
     def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
@@ -388,17 +479,52 @@ def _track_modules(tracer: Tracer) -> None:
             tracer.modules.setdefault(id(self), tracer.frames(limit=1))
 
     torch.nn.Module.__init__ = init  # type: ignore[method-assign]
-    from torch.nn.modules import module as module_mod
 
-    def enter(module: torch.nn.Module, _inputs: Any) -> None:
-        tracer.module_stack.append(module)
 
-    def leave(module: torch.nn.Module, _inputs: Any, _output: Any) -> None:
-        if tracer.module_stack and tracer.module_stack[-1] is module:
-            tracer.module_stack.pop()  # a hook that returned a value would replace the output
+def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
+    """Run ``torch.optim`` steps without the mode while no saved tensor is alive.
 
-    module_mod.register_module_forward_pre_hook(enter)
-    module_mod.register_module_forward_hook(leave)
+    Such a step (no closure, not ``differentiable``: it runs under ``no_grad``) makes no
+    graph node and saves nothing, and with nothing saved none of its writes can be
+    recorded: the mode would only add its cost to every one of its many small calls. A
+    step that raises leaves the mode off; the next saved tensor turns it back on."""
+    try:
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        depth, top = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
+        pop, push = torch._C._pop_torch_function_stack, torch._C._push_on_torch_function_stack
+    except (ImportError, AttributeError):
+        return
+
+    def resume() -> None:
+        if tracer._suspended:
+            tracer._suspended = False
+            push(watch)
+
+    def before(optimizer: Any, args: Any, kwargs: Any) -> None:
+        if (
+            tracer.live
+            or tracer._suspended
+            or len(args) > 1  # a closure: forward and backward inside the step
+            or kwargs
+            or not type(optimizer).__module__.startswith("torch.optim.")
+            or optimizer.defaults.get("differentiable")
+        ):
+            return
+        n = depth()
+        if n and top(n - 1) is watch:  # never reorder modes the script pushed itself
+            pop()
+            tracer._suspended = True
+
+    def after(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
+        resume()
+
+    tracer._resume = resume
+    register_optimizer_step_pre_hook(before)
+    register_optimizer_step_post_hook(after)
 
 
 def install(prefix: str) -> Tracer:
@@ -407,5 +533,7 @@ def install(prefix: str) -> Tracer:
     _track_modules(tracer)
     hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
     hooks.__enter__()
-    _Watch(tracer).__enter__()
+    watch = _Watch(tracer)
+    watch.__enter__()
+    _quiet_optimizer_steps(tracer, watch)
     return tracer

@@ -13,7 +13,7 @@ import pytest
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION, LEAF_INPLACE
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.rewrites import as_tuple_detach, retain_graph
+from autoclone.codemods.rewrites import as_tuple_detach, detach_after, retain_graph
 from autoclone.codemods.sites import (
     ARG,
     ASSIGN,
@@ -342,3 +342,26 @@ def test_retain_graph_goes_into_the_backward_call(
 )
 def test_retain_graph_leaves_other_lines_alone(line: str) -> None:
     assert retain_graph("t.py", 1, line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("        loss.backward()", "        h = h.detach()"),
+        ("    total.backward()  # step", "    h = h.detach()"),
+    ],
+)
+def test_detach_after_goes_on_its_own_line_below_the_backward_call(
+    line: str, expected: str, tmp_path: Path
+) -> None:
+    site = detach_after("t.py", 2, line, "h")
+    assert site is not None and site.after == 2 and site.line == 3
+    source = _source_file(tmp_path, "x = 1\n" + line + "\nprint(h)\n")
+    assert apply_edits(source, patch_edits([site])).splitlines()[2] == expected
+
+
+@pytest.mark.parametrize(
+    "line", ["    if ok: loss.backward()", "    loss.backward(", "    y = f(x)"]
+)
+def test_detach_after_needs_a_backward_statement_of_its_own(line: str) -> None:
+    assert detach_after("t.py", 2, line, "h") is None

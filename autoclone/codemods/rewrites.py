@@ -32,6 +32,7 @@ from autoclone.edits import TextEdit
 
 _IMPORTS_TORCH = re.compile(r"^import torch\s*(#.*)?$", re.MULTILINE)
 _INPLACE_TRUE = re.compile(r"\binplace\s*=\s*(True)\b")
+_COMPOUND = frozenset({"if", "elif", "else:", "for", "while", "with", "try:", "def", "class"})
 _BACKWARD = re.compile(r"(\.backward|\bautograd\.backward)\(")
 
 
@@ -61,14 +62,41 @@ def as_optional_tuple_detach(site: Site) -> Site | None:
     return _line_detach(site, many=True, maybe_none=True)
 
 
+def detach_after(
+    file: str, line: int, text: str, name: str, *, many: bool = False, maybe_none: bool = False
+) -> Site | None:
+    """``name = name.detach()`` on a line of its own right after the backward call on
+    ``text``: the graph is cut exactly where backward has used it, so values accumulated
+    between two backward calls (gradient accumulation) keep their graph, and only what
+    outlives a backward call loses it. None for a call that is not a statement of its own."""
+    match = _BACKWARD.search(text)
+    close = _closing(text, match.end()) if match else None
+    stripped = text.strip()
+    if close is None or text[close + 1 :].strip()[:1] not in ("", "#"):
+        return None
+    if stripped.endswith(":") or stripped.split(" ", 1)[0] in _COMPOUND:
+        return None
+    indent = text[: len(text) - len(text.lstrip())]
+    value = _detached(name, many=many, maybe_none=maybe_none)
+    kind = ("tuple" if many else "tensor") + ("_or_none" if maybe_none else "")
+    start = (line + 1, len(indent))
+    return Site(id=f"{file}:{line}:0:detach_after:{name}:{kind}", file=file, line=line + 1,
+                col=len(indent), kind=STATEMENT, target=name, code=f"{name} = {value}",
+                start=start, end=start, depth=0, own_line=True, indent=indent, fix=DETACH,
+                assigned=name, after=line)  # fmt: skip
+
+
+def _detached(name: str, *, many: bool, maybe_none: bool) -> str:
+    each = "t" if name == "h" else "h"
+    value = f"tuple({each}.detach() for {each} in {name})" if many else f"{name}.detach()"
+    return f"None if {name} is None else {value}" if maybe_none else value
+
+
 def _line_detach(site: Site, *, many: bool, maybe_none: bool) -> Site | None:
     if site.kind != ARG or not site.before or not site.target.isidentifier():
         return None
     name = site.target
-    each = "t" if name == "h" else "h"
-    value = f"tuple({each}.detach() for {each} in {name})" if many else f"{name}.detach()"
-    if maybe_none:
-        value = f"None if {name} is None else {value}"
+    value = _detached(name, many=many, maybe_none=maybe_none)
     suffix = ("detach_tuple" if many else "detach_line") + ("_or_none" if maybe_none else "")
     start = (site.before, len(site.indent))
     return replace(site, id=f"{site.id}:{suffix}", kind=STATEMENT, fix=DETACH,

@@ -177,6 +177,7 @@ class Site:
     block: tuple[int, ...] = ()  # further lines a ``no_grad`` block indents
     rewrite: tuple[TextEdit, ...] = ()  # for ``out_of_place`` sites: the patch's text edits
     before: int = 0  # for ``arg`` sites of a name: line of the reading statement, if own line
+    after: int = 0  # for statements inserted right after a line (a backward call): that line
 
 
 def _is_atomic(node: cst.BaseExpression) -> bool:

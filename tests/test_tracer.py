@@ -1,0 +1,111 @@
+"""The tracer's records, checked in a fresh interpreter (``install`` changes the process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+_HARNESS = """
+import json, os, sys
+from autoclone.tracer import install
+tracer = install(os.path.dirname(os.path.abspath(sys.argv[1])) + os.sep)
+facts = {}
+try:
+    exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), {"facts": facts, "tracer": tracer})
+except RuntimeError as exc:
+    facts["error"] = str(exc)
+facts["diagnosis"] = tracer.diagnosis
+facts["mutations"] = [[m.op, m.frames, m.module, m.module_frames, m.optimizer, m.through_view]
+                      for m in tracer.mutations]
+facts["warnings"] = tracer.warnings
+facts["broken"] = tracer.broken
+print(json.dumps(facts))
+"""
+
+
+def _trace(tmp_path: Path, source: str) -> dict:  # type: ignore[type-arg]
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(source))
+    harness = tmp_path / "harness.py"
+    harness.write_text(_HARNESS)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, str(harness), str(script)],
+        capture_output=True, text=True, timeout=120, cwd=root,
+        env={"OMP_NUM_THREADS": "1", "PYTHONPATH": str(root), "PATH": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    facts: dict = json.loads(done.stdout.splitlines()[-1])  # type: ignore[type-arg]
+    assert facts["broken"] == ""
+    return facts
+
+
+def test_saved_and_written_lines_and_the_library_module(tmp_path: Path) -> None:
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+        import torch.nn as nn
+
+        act = nn.ReLU(inplace=True)
+        a = torch.randn(4, requires_grad=True)
+        for step in range(3):
+            x = a.sigmoid()
+            y = x * 2
+            act(x)
+            y.sum().backward()
+        """,
+    )
+    saved, mutation = facts["diagnosis"]["saved"], facts["diagnosis"]["mutation"]
+    assert saved["frames"][0][1] == 7 and saved["op"] == "sigmoid"
+    assert saved["grad_fn"] == "SigmoidBackward0" and saved["shape"] == [4]
+    assert mutation["frames"][0][1] == 9 and mutation["op"] == "relu"
+    assert mutation["module"] == "ReLU" and mutation["module_frames"][0][1] == 4
+    assert "is at version 1; expected version 0" in facts["error"]
+
+
+def test_optimizer_steps_run_quietly_only_while_nothing_saved_is_alive(tmp_path: Path) -> None:
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+
+        w = torch.nn.Parameter(torch.randn(4))
+        opt = torch.optim.SGD([w], lr=0.1)
+        for step in range(3):  # the usual loop: the graph is gone before the step
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        facts["after_quiet_steps"] = len(tracer.mutations)
+        loss = (w * w).sum()  # saves w
+        loss.backward(retain_graph=True)
+        opt.step()  # writes into the saved w: recorded, by the optimizer
+        facts["mode_back"] = torch._C._len_torch_function_stack()
+        loss.backward()
+        """,
+    )
+    assert facts["after_quiet_steps"] == 0
+    assert facts["mode_back"] == 1
+    op, frames, _module, _built, optimizer, _view = facts["mutations"][-1]
+    assert optimizer and frames[0][1] == 12
+    assert facts["diagnosis"]["kind"] == "inplace_version"
+
+
+def test_views_and_their_lines(tmp_path: Path) -> None:
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+
+        a = torch.randn(4, 2, requires_grad=True)
+        b = a * 1
+        u, v = b.unbind(1)
+        u.mul_(2)
+        """,
+    )
+    assert facts["diagnosis"]["kind"] == "multi_output_view"
+    assert facts["diagnosis"]["view"]["frames"][0][1] == 5
+    assert facts["diagnosis"]["mutation"]["frames"][0][1] == 6
