@@ -12,6 +12,7 @@ MULTI_OUTPUT_VIEW = "multi_output_view"
 NO_GRAD_VIEW = "no_grad_view"
 LEAF_INPLACE = "leaf_inplace"
 BACKWARD_TWICE = "backward_twice"
+NO_GRAPH = "no_graph"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -23,6 +24,7 @@ _PATTERNS = (
     (NO_GRAD_VIEW, "A view was created in no_grad mode and"),
     (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
     (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
+    (NO_GRAPH, "does not require grad and does not have a grad_fn"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -33,6 +35,7 @@ DESCRIPTIONS = {
     NO_GRAD_VIEW: "a view created under no_grad was modified in place with grad enabled",
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
+    NO_GRAPH: "backward was called on a tensor that no graph leads to",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

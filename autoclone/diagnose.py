@@ -248,6 +248,14 @@ def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
         )
     if d.mutation is not None:
         parts.append(_mutation_words(d, lines))
+    if d.error_class == cls.NO_GRAPH:
+        parts.append(
+            "Nothing between the parameters and this loss kept the graph: an operation with "
+            "no gradient (argmax/argmin, a comparison, an integer cast such as .long(), "
+            ".item() or float()), a .detach() or .data, or a torch.no_grad() block cut it. "
+            "No edit of autoclone's kinds restores a gradient there; a differentiable "
+            "stand-in (softmax instead of argmax, a soft comparison) is a modelling choice."
+        )
     if d.previous_backward is not None and (d.carry_consumer is None or _within_one_iteration(d)):
         parts.append(
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "

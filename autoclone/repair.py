@@ -449,6 +449,8 @@ def _not_clone_fixable(kind: str, line: str) -> rp.Report:
             rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line, error_class=kind
         )
     why = {
+        cls.NO_GRAPH: "the loss does not depend on anything that requires grad through "
+        "differentiable operations",
         cls.BACKWARD_TWICE: "two backward calls ran through one graph without a carried "
         "state to detach; summing the losses or retain_graph=True is a choice about what "
         "to train, which autoclone leaves to you",

@@ -178,6 +178,12 @@ def test_set_overrides_an_argparse_default(tmp_path: Path) -> None:
             "loss.backward()\nloss.backward()\n",
             "backward_twice",
         ),
+        (
+            "w = torch.ones(3, 4, requires_grad=True)\nx = torch.randn(5, 3)\n"
+            "pred = (x @ w).argmax(dim=1).float()\nloss = (pred - 1.0).pow(2).mean()\n"
+            "loss.backward()\n",
+            "no_graph",
+        ),
     ],
 )
 def test_errors_a_clone_cannot_repair_are_named_with_exit_1(
@@ -189,6 +195,7 @@ def test_errors_a_clone_cannot_repair_are_named_with_exit_1(
     report = json.loads(result.stdout)
     assert report["status"] == "unfixable" and report["error"]["class"] == error_class
     assert error_class in result.stderr.strip().splitlines()[-1]
+    assert report["explanation"] and report["patch"] == ""
 
 
 def test_a_leaf_initialised_in_place_is_wrapped_in_no_grad(tmp_path: Path) -> None:
