@@ -19,7 +19,9 @@ Cost: most torch calls cannot write, so the mode decides from the function itsel
 through. One stack walk per call is shared by its hooks, and line numbers are memoised
 per (code, instruction): reading ``f_lineno`` scans the code's line table every time.
 The running module is found by walking the stack when a write is recorded, instead of
-global module hooks, which would put every module call on ``nn.Module``'s slow path.
+global module hooks, which would put every module call on ``nn.Module``'s slow path. A
+``torch.optim`` step taken while nothing saved is alive runs without the mode (see
+``_quiet_optimizer_steps``): it could not record anything there.
 
 Known limits: ``torch.func`` transforms refuse saved-tensor hooks (the caller reruns
 without the tracer), and user threads are not seen (hooks are thread-local).
