@@ -248,7 +248,7 @@ class _Repair:
         verified = self._try_predictions(predicted, reference, limit, known)
         if verified is not None:
             return self._fixed(base, found, verified[0], verified[1], minimal=True)
-        result = self._search(reference, limit, ranked, known)
+        result = self._search(reference, limit, ranked, known, found.error_class)
         return self._finish(base, found, result, reference, limit)
 
     def _module_flags(self, found: Diagnosis) -> list[list[Site]]:
@@ -310,6 +310,7 @@ class _Repair:
         limit: int,
         ranked: list[str],
         known: dict[frozenset[str], Outcome],
+        original: str,
     ) -> SearchResult:
         instrumented = self.project.render(self.project.sites, instrument_edits)
         base = self.project.spec(instrumented, mode=PLAIN, limit=limit)
@@ -335,7 +336,7 @@ class _Repair:
             known=known,
             stop=lambda: time.monotonic() > deadline,
             max_priority=0,
-            fixed_but_wrong=_error_gone,
+            fixed_but_wrong=lambda outcome: _error_gone(outcome, original),
             jobs=self.options.jobs,
         )
 
@@ -466,9 +467,10 @@ def _lines(sites: list[Site]) -> int:
     return inserted + len({(s.file, s.line) for s in sites if s.kind != STATEMENT})
 
 
-def _error_gone(outcome: Outcome) -> bool:
-    """The autograd error went away but the numbers differ from the reference."""
-    return isinstance(outcome, Failed) and outcome.kind == "numbers"
+def _error_gone(outcome: Outcome, original: str) -> bool:
+    """The original error went away, but some clones broke something else (the numbers,
+    or a clone turned a parameter into a non-leaf): the set holds a fixer and breakers."""
+    return isinstance(outcome, Failed) and outcome.kind not in (original, "crash", "steps")
 
 
 def _outcome_text(outcome: Outcome) -> str:

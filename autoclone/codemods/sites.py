@@ -206,8 +206,14 @@ def _call_name(call: cst.Call) -> str:
     return ""
 
 
+#: Trailing-underscore methods that change a tensor's flags, not its values: a clone
+#: before them would turn a leaf (a parameter being frozen) into a non-leaf.
+_FLAG_METHODS = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
+
+
 def _is_inplace_method(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and len(name) > 1
+    return (name.endswith("_") and not name.startswith("_") and len(name) > 1
+            and name not in _FLAG_METHODS)  # fmt: skip
 
 
 def _has_inplace_true(call: cst.Call) -> bool:
