@@ -92,7 +92,9 @@ def fix(
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, help="Trials run at once (default: cores, up to 4)."),
+        typer.Option(
+            "--jobs", "-j", min=1, help="Trials at once (default: cores, up to 4, for slow trials)."
+        ),
     ] = None,
 ) -> None:
     """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""

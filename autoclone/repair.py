@@ -51,7 +51,15 @@ from autoclone.oracle import FINITE, FIRST_LOSS, FULL, RETAINED, Reference, judg
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import PatchError, render_diff, render_diff_bytes
 from autoclone.search import SearchResult, find_minimal, linear_elimination
-from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
+from autoclone.session import (
+    BadInput,
+    Options,
+    Project,
+    first_run,
+    jobs_for,
+    load_project,
+    make_runner,
+)
 from autoclone.trial import Runner, RunResult
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
@@ -84,12 +92,14 @@ class _Repair:
     runner: Runner
     started: float
     _last_run: RunResult | None = None  # the latest verifying run, for comparisons
+    _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
 
     def say(self, message: str) -> None:
         self.options.progress(message)
 
     def run(self) -> rp.Report:
         first = first_run(self.project, self.runner, self.options, self.say)
+        self._trial_seconds = first.seconds
         report = self._after_first(first)
         own, lines = self.project.sources, self.project.lines
         report.notes += warning_lines(first.warnings, own, lines)[0]
@@ -337,7 +347,7 @@ class _Repair:
             stop=lambda: time.monotonic() > deadline,
             max_priority=0,
             fixed_but_wrong=lambda outcome: _error_gone(outcome, original),
-            jobs=self.options.jobs,
+            jobs=jobs_for(self.options, self._trial_seconds),
         )
 
     def _finish(

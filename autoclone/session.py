@@ -52,7 +52,9 @@ class Options:
     #: False: never (``--no-shrink``).
     shrink: bool | None = None
     #: Trials that may run at once in the search (ddmin's subsets are independent).
-    jobs: int = field(default_factory=lambda: min(os.cpu_count() or 1, 4))
+    #: None: one per core (up to 4) when a trial takes long enough to pay for another warm
+    #: interpreter (``PARALLEL_AFTER`` seconds), else one.
+    jobs: int | None = None
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -179,6 +181,22 @@ def _device_env(device: str) -> dict[str, str]:
     return {}
 
 
+#: A trial must take this long before running several at once pays: each extra trial
+#: slot starts its own warm interpreter (2-3 s of importing torch, measured on 2 cores).
+PARALLEL_AFTER = 2.0
+
+
+def cores() -> int:
+    return min(os.cpu_count() or 1, 4)
+
+
+def jobs_for(options: Options, trial_seconds: float) -> int:
+    """Trials at once: the user's ``-j``, else every core only for slow trials."""
+    if options.jobs is not None:
+        return options.jobs
+    return cores() if trial_seconds >= PARALLEL_AFTER else 1
+
+
 def make_runner(options: Options, project: Project) -> Runner:
     script = options.script.resolve().relative_to(project.root).as_posix()
     cwd = options.cwd.resolve()
@@ -189,7 +207,7 @@ def make_runner(options: Options, project: Project) -> Runner:
         argv=options.args,
         cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
         timeout=options.timeout,
-        jobs=options.jobs,
+        jobs=options.jobs or cores(),
         env=_device_env(options.device),
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
     )
