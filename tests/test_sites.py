@@ -365,3 +365,25 @@ def test_detach_after_goes_on_its_own_line_below_the_backward_call(
 )
 def test_detach_after_needs_a_backward_statement_of_its_own(line: str) -> None:
     assert detach_after("t.py", 2, line, "h") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("    return x.clamp_(0.0, 1.0)", "    return x.clamp(0.0, 1.0)"),
+        ("    return x.mul_(2).add_(1)", "    return x.mul(2).add(1)"),
+        ("    return self.count.add_(1)", None),
+        ("    return torch.relu_(x)", None),
+    ],
+)
+def test_a_returned_in_place_call_is_rewritten_out_of_place(
+    line: str, expected: str | None, tmp_path: Path
+) -> None:
+    source = "import torch\n\n\ndef f(self, x):\n" + line + "\n"
+    sites = [s for s in find_sites(source, "m.py") if s.fix == OUT_OF_PLACE]
+    if expected is None:
+        assert sites == []
+        return
+    (site,) = sites
+    patched = apply_edits(_source_file(tmp_path, source), patch_edits([site]))
+    assert patched.splitlines()[4] == expected

@@ -292,6 +292,24 @@ class SiteFinder(cst.CSTVisitor):
         if isinstance(node.value, cst.Call):
             self._add_call_rewrite(node, node.value)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        """``return x.clamp_(lo, hi)`` -> ``return x.clamp(lo, hi)``: the value returned
+        is the same; only the write into ``x`` (which the caller may have saved) goes."""
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return
+        names, root = _inplace_chain(call)
+        if not names or not isinstance(root, cst.Name) or not self._plain_receiver(root):
+            return  # ``self.count.add_(1)`` returned: the write is state worth keeping
+        if any(n.value.removesuffix("_") not in _OUT_OF_PLACE_METHODS for n in names):
+            return
+        receiver = root.value
+        edits = [TextEdit(self._range(n).end.line, self._range(n).end.column - 1, "", delete=1)
+                 for n in names]  # fmt: skip
+        renamed = cst.ensure_type(call.visit(_OutOfPlaceNames(names)), cst.Call)
+        code = f"return {self.module.code_for_node(renamed).strip()}"
+        self._add_rewrite(node, receiver, code, edits)
+
     def visit_Call(self, node: cst.Call) -> None:
         if self._in_decorator:
             return
