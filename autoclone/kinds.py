@@ -22,6 +22,7 @@ from autoclone.codemods.rewrites import (
     as_optional_detach,
     as_optional_tuple_detach,
     as_tuple_detach,
+    backward_call,
     detach_after,
     retain_graph,
 )
@@ -265,8 +266,7 @@ def same_loss_twice(found: Diagnosis, lines: dict[str, list[str]]) -> bool:
         text = lines.get(frame[0], []) if frame else []
         if not frame or not 0 < frame[1] <= len(text):
             return False
-        sites = retain_graph(frame[0], frame[1], text[frame[1] - 1])
-        calls.append(sites[0].target if sites else None)
+        calls.append(backward_call(text[frame[1] - 1]))
     return calls[0] is not None and calls[0] == calls[1]
 
 

@@ -196,14 +196,8 @@ class Tracer:
         if self._suspended:
             self._resume()
         key = self._next_key()
-        try:
-            storage = int(t.untyped_storage().data_ptr())
-        except (RuntimeError, NotImplementedError):
-            storage = id(t)
-        try:
-            producer = t.grad_fn
-        except RuntimeError:
-            producer = None
+        storage = _storage(t)
+        producer = _grad_fn(t)
         self.saved[key] = Saved(
             t._version,
             storage,

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from autoclone.codemods.overrides import apply_overrides
+from autoclone.codemods.overrides import apply_overrides, option_dest
+from autoclone.codemods.sites import call_name
 
 COUNT = "count"  # how many times the loop runs: epochs, iterations, steps
 SIZE = "size"  # how big each step is: widths, batch, sequence length
@@ -46,6 +47,7 @@ _SIZE_CALLS = frozenset(
     {"randn", "rand", "zeros", "ones", "empty", "full", "Linear", "Embedding", "LSTM", "GRU",
      "RNN", "LayerNorm", "BatchNorm1d", "Conv1d", "Conv2d"}
 )  # fmt: skip
+_SIZED = _SIZE_CALLS | {"range"}
 #: A literal must be at least this big to be worth shrinking: small ones cost nothing.
 _MIN_LITERAL = {COUNT: 50, SIZE: 64}
 
@@ -96,13 +98,6 @@ def _int(node: cst.BaseExpression) -> int | None:
     return None
 
 
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
-
-
 class _Finder(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -140,10 +135,10 @@ class _Finder(cst.CSTVisitor):
                     self._add(target.target.value, kind, value, "constant", node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = _callee(node)
+        callee = call_name(node)
         if callee == "add_argument":
             self._option(node)
-        elif not self.depth and callee in _SIZE_CALLS | {"range"}:
+        elif not self.depth and callee in _SIZED:
             kind = COUNT if callee == "range" else SIZE
             for arg in node.args:
                 value = _int(arg.value) if arg.keyword is None else None
@@ -165,9 +160,9 @@ class _Finder(cst.CSTVisitor):
             return
         if any(a.startswith(f + "=") for f in longs for a in self.argv):
             return
-        dest = longs[0].lstrip("-").replace("-", "_")
-        kind = kind_of(dest)
-        if kind:
+        dest = option_dest(call)
+        kind = kind_of(dest) if dest else None
+        if dest and kind:
             self._add(dest, kind, value, "option", call)
 
 
@@ -185,8 +180,8 @@ class _ShrinkLiterals(cst.CSTTransformer):
         return False
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        callee = _callee(updated)
-        if callee not in _SIZE_CALLS | {"range"}:
+        callee = call_name(updated)
+        if callee not in _SIZED:
             return updated
         args = []
         for arg in updated.args:

@@ -32,21 +32,24 @@ def argparse_options(source: str) -> set[str]:
     for node in _walk(cst.parse_module(source)):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "add_argument":
-                names.update(_dest(node))
+                dest = option_dest(node)
+                if dest:
+                    names.add(dest)
     return names
 
 
-def _dest(call: cst.Call) -> set[str]:
+def option_dest(call: cst.Call) -> str | None:
+    """The destination of an ``add_argument(...)`` call, as argparse computes it."""
     for arg in call.args:
         if arg.keyword and arg.keyword.value == "dest" and isinstance(arg.value, cst.SimpleString):
-            return {str(arg.value.evaluated_value)}
+            return str(arg.value.evaluated_value)
     options = [
         str(a.value.evaluated_value)
         for a in call.args
         if a.keyword is None and isinstance(a.value, cst.SimpleString)
     ]
     longs = [o for o in options if o.startswith("--")] or options
-    return {longs[0].lstrip("-").replace("-", "_")} if longs else set()
+    return longs[0].lstrip("-").replace("-", "_") if longs else None
 
 
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -69,10 +69,9 @@ def detach_after(
     ``text``: the graph is cut exactly where backward has used it, so values accumulated
     between two backward calls (gradient accumulation) keep their graph, and only what
     outlives a backward call loses it. None for a call that is not a statement of its own."""
-    match = _BACKWARD.search(text)
-    close = _closing(text, match.end()) if match else None
+    span = _backward_span(text)
     stripped = text.strip()
-    if close is None or text[close + 1 :].strip()[:1] not in ("", "#"):
+    if span is None or text[span[1] + 1 :].strip()[:1] not in ("", "#"):
         return None
     if stripped.endswith(":") or stripped.split(" ", 1)[0] in _COMPOUND:
         return None
@@ -156,22 +155,34 @@ def retain_graph(file: str, line: int, text: str) -> list[Site]:
     """``retain_graph=True`` in the backward call on ``text``: the graph's buffers then
     outlive it, for the second backward call through the same graph. Only a call that
     opens and closes on this line and does not set ``retain_graph`` already."""
-    match = _BACKWARD.search(text)
-    if match is None or "retain_graph" in text:
+    span = _backward_span(text)
+    if span is None or "retain_graph" in text:
         return []
-    close = _closing(text, match.end())
-    if close is None:
-        return []
-    inner = text[match.end() : close].strip()
+    opened, close = span
+    inner = text[opened:close].strip()
     if not inner:
         insert = "retain_graph=True"
     else:
         insert = (" " if inner.endswith(",") else ", ") + "retain_graph=True"
     code = (text[:close] + insert + text[close:]).strip()
     return [Site(id=f"{file}:{line}:{close}:retain_graph", file=file, line=line, col=close,
-                 kind="keyword", target=text[: close + 1].strip(), code=code,
+                 kind="keyword", target=backward_call(text) or "", code=code,
                  start=(line, close), end=(line, close), depth=0, fix=RETAIN_GRAPH,
                  rewrite=(TextEdit(line, close, insert),))]  # fmt: skip
+
+
+def backward_call(text: str) -> str | None:
+    """The backward call on ``text`` (``loss.backward()``), with what comes before it on
+    the line, when it opens and closes there."""
+    span = _backward_span(text)
+    return text[: span[1] + 1].strip() if span else None
+
+
+def _backward_span(text: str) -> tuple[int, int] | None:
+    """Where the backward call's arguments start and its closing parenthesis stands."""
+    match = _BACKWARD.search(text)
+    close = _closing(text, match.end()) if match else None
+    return (match.end(), close) if match and close is not None else None
 
 
 def _closing(text: str, start: int) -> int | None:

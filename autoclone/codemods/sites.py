@@ -197,7 +197,8 @@ def _worth_cloning(node: cst.BaseExpression) -> bool:
     )
 
 
-def _call_name(call: cst.Call) -> str:
+def call_name(call: cst.Call) -> str:
+    """``f`` in ``f(x)`` and ``m.f(x)``; empty for anything else called."""
     func = call.func
     if isinstance(func, cst.Name):
         return func.value
@@ -313,7 +314,7 @@ class SiteFinder(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if self._in_decorator:
             return
-        name = _call_name(node)
+        name = call_name(node)
         func = node.func
         if _is_inplace_method(name):
             receiver = _chain_root(func.value) if isinstance(func, cst.Attribute) else None
