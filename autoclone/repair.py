@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from autoclone import classify as cls
 from autoclone import report as rp
@@ -60,7 +61,17 @@ from autoclone.session import (
     load_project,
     make_runner,
 )
+from autoclone.shrink import Plan
 from autoclone.trial import Runner, RunResult
+
+
+class _Verified(NamedTuple):
+    """A patched run that passed: the edits, the patched texts, and what the run computed."""
+
+    sites: list[Site]
+    patched: dict[str, str]
+    run: RunResult
+
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
 PREDICTIONS = 3
@@ -91,7 +102,6 @@ class _Repair:
     project: Project
     runner: Runner
     started: float
-    _last_run: RunResult | None = None  # the latest verifying run, for comparisons
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
 
     def say(self, message: str) -> None:
@@ -150,15 +160,7 @@ class _Repair:
         base, limit = self._base(first, found)
         candidates = self._kind_candidates(found, kind)
         if not candidates:
-            base.summary = f"no {kind} edit is supported by the evidence for this error"
-            if kind == RETAIN_GRAPH:
-                base.summary = _not_clone_fixable(found.error_class, found.line).summary
-            if kind == RETAIN_GRAPH and same_loss_twice(found, self.project.lines):
-                base.summary = (
-                    "the same loss is backpropagated twice in one iteration; if the gradient "
-                    "should count twice pass retain_graph=True to the first call, but usually "
-                    "the second call is a slip to remove"
-                )
+            base.summary = self._no_candidates(found, kind)
             return base
         reference = self._kind_reference(found, kind, first.backward, limit)
         if isinstance(reference, str):
@@ -169,39 +171,45 @@ class _Repair:
         if verified is None:
             base.summary = f"none of the {kind} edits the evidence points at passed verification"
             return base
-        chosen, patched = verified
-        if kind == DETACH and any(s.after for s in chosen):
-            chosen, patched = self._smaller_equivalent(base, chosen, patched, candidates, limit)
-        report = self._fixed(base, found, chosen, patched, minimal=len(chosen) == 1)
+        if kind == DETACH and any(s.after for s in verified.sites):
+            verified = self._smaller_equivalent(base, verified, candidates, limit)
+        chosen = verified.sites
+        report = self._fixed(base, found, chosen, verified.patched, minimal=len(chosen) == 1)
         report.notes += consequences(found, chosen, self.project.lines)
         return report
 
     def _smaller_equivalent(
-        self,
-        base: rp.Report,
-        chosen: list[Site],
-        patched: dict[str, str],
-        candidates: list[list[Site]],
-        limit: int,
-    ) -> tuple[list[Site], dict[str, str]]:
+        self, base: rp.Report, cut: _Verified, candidates: list[list[Site]], limit: int
+    ) -> _Verified:
         """A detach right after the backward call cuts the graph exactly where backward
         used it, and so defines what the patched program must compute. A cut at the read
         that changes fewer lines is taken only if its losses and gradients are the same
         (it is not, for instance, between the micro-steps of gradient accumulation)."""
-        run = self._last_run
-        smaller = [c for c in candidates
-                   if not any(s.after for s in c) and _lines(c) < _lines(chosen)][:2]  # fmt: skip
-        if run is None or not smaller:
-            return chosen, patched
-        same = Reference(FULL, run.losses, run.grads, run.backward)
+        most = _lines(cut.sites)
+        smaller = [c for c in candidates if not any(s.after for s in c) and _lines(c) < most][:2]
+        if not smaller:
+            return cut
+        same = Reference(FULL, cut.run.losses, cut.run.grads, cut.run.backward)
         verified = self._try_predictions(smaller, same, limit, {})
         if verified is None:
-            return chosen, patched
+            return cut
         base.notes.append(
             "the shorter edit was checked to compute the same losses and gradients as "
             "detaching right after the backward call"
         )
         return verified
+
+    def _no_candidates(self, found: Diagnosis, kind: str) -> str:
+        """Why the evidence supports no edit of this kind, in the user's terms."""
+        if kind != RETAIN_GRAPH:
+            return f"no {kind} edit is supported by the evidence for this error"
+        if same_loss_twice(found, self.project.lines):
+            return (
+                "the same loss is backpropagated twice in one iteration; if the gradient "
+                "should count twice pass retain_graph=True to the first call, but usually "
+                "the second call is a slip to remove"
+            )
+        return _not_clone_fixable(found.error_class, found.line).summary
 
     def _kind_candidates(self, found: Diagnosis, kind: str) -> list[list[Site]]:
         texts = {rel: src.text for rel, src in self.project.sources.items()}
@@ -225,8 +233,8 @@ class _Repair:
         if ref.status in ("completed", "stopped"):
             return Reference(RETAINED, ref.losses, ref.grads, ref.backward)
         failure = ref.error.line if ref.error else ref.status
-        kind = cls.classify(failure)
-        what = failure[:200] if kind == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[kind]
+        error_class = cls.classify(failure)
+        what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
         return (
             "retain_graph=True would only delay the error: with no graph freed, the script "
             f"still fails ({what}); something between the two backward calls (an optimizer "
@@ -257,7 +265,7 @@ class _Repair:
         predicted = self._module_flags(found) + [[by_id[i]] for i in ranked[:PREDICTIONS]]
         verified = self._try_predictions(predicted, reference, limit, known)
         if verified is not None:
-            return self._fixed(base, found, verified[0], verified[1], minimal=True)
+            return self._fixed(base, found, verified.sites, verified.patched, minimal=True)
         result = self._search(reference, limit, ranked, known, found.error_class)
         return self._finish(base, found, result, reference, limit)
 
@@ -290,11 +298,11 @@ class _Repair:
 
     def _verify(
         self, sites: list[Site], reference: Reference, limit: int
-    ) -> tuple[Outcome, dict[str, str]]:
+    ) -> tuple[Outcome, _Verified]:
         """Run the plain patched script: the only kind of run that can approve a patch."""
         patched = self.project.render(sites, patch_edits)
-        self._last_run = self.runner.run(self.project.spec(patched, limit=limit))
-        return judge(self._last_run, reference), patched
+        run = self.runner.run(self.project.spec(patched, limit=limit))
+        return judge(run, reference), _Verified(sites, patched, run)
 
     def _try_predictions(
         self,
@@ -302,16 +310,16 @@ class _Repair:
         reference: Reference,
         limit: int,
         known: dict[frozenset[str], Outcome],
-    ) -> tuple[list[Site], dict[str, str]] | None:
+    ) -> _Verified | None:
         """The edits the evidence points at, each set verified directly as a patched run."""
         for edit_set in candidates:
             shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in edit_set)
             self.say(f"run {self.runner.runs + 1}: trying {shown}")
-            outcome, patched = self._verify(edit_set, reference, limit)
+            outcome, verified = self._verify(edit_set, reference, limit)
             self.say(f"  -> {_outcome_text(outcome)}")
             known[frozenset(s.id for s in edit_set)] = outcome
             if isinstance(outcome, Passed):
-                return edit_set, patched
+                return verified
         return None
 
     def _search(
@@ -363,12 +371,12 @@ class _Repair:
             return base
         chosen = [s for s in self.project.sites if s.id in result.best]
         self.say("verifying the patched script")
-        verdict, patched = self._verify(chosen, reference, limit)
+        verdict, verified = self._verify(chosen, reference, limit)
         if not isinstance(verdict, Passed):
             base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
             return base
         return self._fixed(
-            base, found, chosen, patched, minimal=result.minimal, stopped=result.stopped
+            base, found, chosen, verified.patched, minimal=result.minimal, stopped=result.stopped
         )
 
     def _fixed(
@@ -418,7 +426,7 @@ class _Repair:
             return None
         steps = self.options.steps
         self.say(f"run {self.runner.runs + 1}: the patched script at full size, {steps} steps")
-        spec = self.project.spec(patched, full=True, limit=steps)
+        spec = self.project.spec(patched, plan=Plan(), limit=steps)
         outcome = judge(self.runner.run(spec), Reference(FINITE, (), (), steps))
         self.say(f"  -> {_outcome_text(outcome)}")
         if isinstance(outcome, Passed):

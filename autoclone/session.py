@@ -68,33 +68,31 @@ class Project:
     constants: dict[str, str]  # module-level overrides, applied to every trial text
     knobs: list[Knob] = field(default_factory=list)  # what could be shrunk for trials
     plan: Plan = field(default_factory=Plan)  # what trials run shrunk, once decided
+    _bases: dict[Plan, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
 
     def texts(
-        self, variant: Mapping[str, str] | None = None, *, full: bool = False
+        self, variant: Mapping[str, str] | None = None, *, plan: Plan | None = None
     ) -> dict[str, str]:
-        """What a run writes over the copy: the originals (overrides and, unless ``full``,
-        the shrink plan applied once) with the variant's files, treated alike, over theirs."""
-        plan = Plan() if full else self.plan
+        """What a run writes over the copy: the originals (overrides and the shrink plan,
+        the project's unless another is given, applied once) with the variant's files,
+        treated alike, over theirs. ``plan=Plan()`` is the user's own sizes."""
+        plan = self.plan if plan is None else plan
         changed = plan.texts(
             {rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()}
         )
         return {**self._base(plan), **changed}
 
     def spec(
-        self, variant: Mapping[str, str] | None = None, *, full: bool = False, **kw: Any
+        self, variant: Mapping[str, str] | None = None, *, plan: Plan | None = None, **kw: Any
     ) -> RunSpec:
-        """A run of the variant at trial sizes (or the user's own, with ``full``)."""
-        plan = Plan() if full else self.plan
-        return RunSpec(self.texts(variant, full=full), options=plan.options(), **kw)
+        """A run of the variant at the plan's sizes (the project's plan by default)."""
+        plan = self.plan if plan is None else plan
+        return RunSpec(self.texts(variant, plan=plan), options=plan.options(), **kw)
 
     def _base(self, plan: Plan) -> dict[str, str]:
         if plan not in self._bases:
             self._bases[plan] = plan.texts(self._overridden)
         return self._bases[plan]
-
-    @cached_property
-    def _bases(self) -> dict[Plan, dict[str, str]]:
-        return {}
 
     @cached_property
     def _overridden(self) -> dict[str, str]:
@@ -220,12 +218,11 @@ def first_run(
     small enough to be quick; the plan chosen is kept in ``project.plan``."""
 
     def attempt(plan: Plan, timeout: float | None) -> RunResult:
-        project.plan = plan
         say(f"running {runner.script} with the autograd tracer")
-        first = runner.run(project.spec(mode=LOCATE, timeout=timeout))
+        first = runner.run(project.spec(plan=plan, mode=LOCATE, timeout=timeout))
         if first.error is not None and "saved tensor hooks" in first.error.message:
             say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
-            first = runner.run(project.spec(mode=ANOMALY, timeout=timeout))
+            first = runner.run(project.spec(plan=plan, mode=ANOMALY, timeout=timeout))
         return first
 
     first, project.plan = shrunk_first_run(

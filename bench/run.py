@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from autoclone.repair import repair  # noqa: E402
 from autoclone.session import Options, load_project, make_runner  # noqa: E402
+from autoclone.shrink import Plan  # noqa: E402
 from autoclone.trial import RunSpec  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
@@ -48,7 +49,7 @@ def _one_run(options: Options, cap: float) -> str:
     project = load_project(options)
     runner = make_runner(options, project)
     runner.warm = False  # what one manual retry costs: a fresh interpreter
-    result = runner.run(RunSpec(project.texts(full=True), timeout=cap))
+    result = runner.run(RunSpec(project.texts(plan=Plan()), timeout=cap))
     return f">{cap:.0f}" if result.status == "timeout" else f"{result.seconds:.1f}"
 
 
