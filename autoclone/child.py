@@ -24,6 +24,8 @@ import traceback
 import warnings
 from typing import Any
 
+from autoclone import devices
+
 PLAIN = "plain"  # run as the user would
 LOCATE = "locate"  # plain, plus the tracer: which line saved the tensor, which one wrote it
 ANOMALY = "anomaly"  # plain, plus anomaly mode: the fallback where the tracer cannot run
@@ -69,6 +71,7 @@ class _State:
             "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
             "warnings": self.tracer.warnings if self.tracer is not None else [],
             "script_seconds": self.script_seconds(),
+            "cuda_mapped": devices.mapped(),  # calls moved from CUDA to the CPU
         }
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -285,6 +288,7 @@ def main() -> None:
     _install_switch(sites)
     _install_overrides(json.loads(env.get("AUTOCLONE_OVERRIDES", "{}")))
     _seed()
+    devices.install()  # a GPU script on a machine without one: CUDA run on the CPU
     _install_backward_counter(state)
     if mode == ANOMALY:
         _capture_anomaly(state)
