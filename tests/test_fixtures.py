@@ -43,9 +43,24 @@ def _snapshot(folder: Path) -> dict[str, str]:
     }
 
 
-def _run(folder: Path, script: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+#: ``"cpu_mapping": true``: a script written for a GPU runs here as its trials ran it, with
+#: CUDA mapped to the CPU (``autoclone.devices``; nothing is mapped where a GPU is present).
+_CPU_MAPPED = (
+    "import runpy, sys, autoclone.devices as d; d.install(); del sys.argv[0]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+
+
+def _run(
+    folder: Path, script: str, args: list[str], cpu_mapping: bool = False
+) -> subprocess.CompletedProcess[str]:
+    runner = ["-c", _CPU_MAPPED] if cpu_mapping else []
     return subprocess.run(
-        [sys.executable, script, *args], cwd=folder, capture_output=True, text=True, timeout=120
+        [sys.executable, *runner, script, *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -128,8 +143,9 @@ def _check_patched_run(
     assert _changed_in_folder(original, work) <= _changed_in_folder(original, expert)
     for folder in (work, expert):
         _set_constants(folder, check_set)
-    patched = _run(work, "input.py", args)
+    cpu_mapping = json.loads((case / "expected.json").read_text()).get("cpu_mapping", False)
+    patched = _run(work, "input.py", args, cpu_mapping)
     assert patched.returncode == 0, patched.stderr[-2000:]
-    by_expert = _run(expert, "input.py", args)
+    by_expert = _run(expert, "input.py", args, cpu_mapping)
     assert by_expert.returncode == 0, by_expert.stderr[-2000:]
     assert patched.stdout == by_expert.stdout
