@@ -10,12 +10,11 @@ is an internal error, never a silent wrong patch.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
 import re
-import stat
-import tempfile
 import tokenize
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import unidiff
 
+from autoclone import lifecycle
 from autoclone.edits import TextEdit
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "PatchError",
     "SourceFile",
     "apply_edits",
+    "check_patch",
     "render_diff",
     "render_diff_bytes",
     "write_files",
@@ -240,15 +241,49 @@ class _FileDiff:
     body: str
 
 
+_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\", ord("\t"): "\\t", ord("\n"): "\\n",
+            ord("\r"): "\\r"}  # fmt: skip
+
+
 def _quote(name: str) -> str:
-    """C-quote a header path the way git does, but only when git would have to."""
-    if not any(ch in '"\\' or ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    """C-quote a header path the way git does, but only when git would have to.
+
+    A name that is not valid UTF-8 (read with ``surrogateescape``: ``caf\\xe9.py``)
+    is quoted with its bytes in octal, as git writes it, so the header stays ASCII and
+    ``git apply`` and ``patch`` find the file by its real bytes.
+    """
+    raw = name.encode("utf-8", "surrogateescape")
+    foreign = raw != name.encode("utf-8", "replace")  # bytes that are not UTF-8
+    if foreign:
+        return '"' + "".join(_ESCAPES.get(b, _octal(b, b >= 128)) for b in raw) + '"'
+    if not any(b in b'"\\' or b < 32 or b == 127 for b in raw):
         return name
-    escapes = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
-    body = "".join(
-        escapes.get(ch, f"\\{ord(ch):03o}" if ord(ch) < 32 or ord(ch) == 127 else ch) for ch in name
-    )
-    return f'"{body}"'
+    return '"' + "".join(_ESCAPES.get(ord(ch), _octal(ord(ch), False)) for ch in name) + '"'
+
+
+def _octal(code: int, high: bool) -> str:
+    """A control character (or, in a name that is not UTF-8, any high byte) in octal."""
+    return f"\\{code:03o}" if code < 32 or code == 127 or high else chr(code)
+
+
+def _unquote(name: str) -> str:
+    """A header path as a file name: git's C quoting undone, bytes decoded as the file
+    system does (``surrogateescape`` for bytes that are not UTF-8)."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name.encode("latin-1").decode("utf-8", "surrogateescape")
+    body, out, i = name[1:-1], bytearray(), 0
+    simple = {'"': 34, "\\": 92, "t": 9, "n": 10, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11}
+    while i < len(body):
+        if body[i] != "\\":
+            out += body[i].encode("latin-1")
+            i += 1
+        elif body[i + 1 : i + 4].isdigit():
+            out.append(int(body[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(simple.get(body[i + 1], ord(body[i + 1])))
+            i += 2
+    return bytes(out).decode("utf-8", "surrogateescape")
 
 
 def _header(path: Path, relative_to: Path) -> str:
@@ -381,6 +416,55 @@ def _check_unique(sources: Sequence[SourceFile]) -> None:
         seen.add(key)
 
 
+def _target(patched: unidiff.PatchedFile) -> str:
+    """The ``+++`` path without ``b/``, as a file name (the header was read as latin-1)."""
+    name = _unquote(patched.target_file.split("\t")[0])
+    return name[2:] if name.startswith("b/") else name
+
+
+def check_patch(
+    patch: bytes,
+    changes: Sequence[tuple[SourceFile, str]],
+    relative_to: Path,
+    *,
+    paths: bool = True,
+) -> str | None:
+    """Why ``patch``, applied in ``relative_to``, would not turn the files as read into
+    exactly the texts ``write_files`` would write; None when it would.
+
+    A dry apply, byte for byte: the diff is read as latin-1 (every byte one character),
+    each ``+++`` path must name one of the files from ``relative_to`` without leaving it
+    (``git apply`` refuses ``../``; ``paths=False`` allows it, for a diff that is only
+    shown), and its hunks applied strictly to the original bytes must give the new
+    bytes. This is the check behind "status fixed implies a patch that applies".
+    """
+    if not patch:
+        return "the diff is empty"
+    try:
+        parsed = unidiff.PatchSet(patch.decode("latin-1"))
+    except unidiff.UnidiffParseError as exc:
+        return f"the diff does not parse: {exc}"
+    wanted = {os.path.realpath(src.path): (src, text) for src, text in changes}
+    if len(parsed) != len(wanted):
+        return f"the diff has {len(parsed)} files, the patch {len(wanted)}"
+    base = Path(os.path.abspath(relative_to))
+    for patched in parsed:
+        name = _target(patched)
+        if paths and (os.path.isabs(name) or ".." in Path(name).parts):
+            return f"the diff names {name}, outside {base}, where git apply cannot reach it"
+        found = wanted.get(os.path.realpath(base / name))
+        if found is None:
+            return f"the diff names {name}, which is not a file of the patch"
+        src, text = found
+        try:
+            new = _apply_parsed(patched, src.raw.decode("latin-1"))
+        except PatchError as exc:
+            return str(exc)
+        if new.encode("latin-1") != _encode(src, text):
+            return f"the diff does not give the verified text of {name}"
+    return None
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -403,73 +487,95 @@ def _check_unchanged(sources: Sequence[SourceFile]) -> None:
             raise FileChangedError(src.path)
 
 
-def _write_temp(target: Path, data: bytes) -> Path:
-    """A durable sibling temp file with the target's mode, so os.replace is atomic."""
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+def _open_all(sources: Sequence[SourceFile]) -> list[int]:
+    """Open every target for writing before any is touched: a file we may not write is
+    found while nothing has changed yet."""
+    fds: list[int] = []
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(name, stat.S_IMODE(os.stat(target).st_mode))
+        for src in sources:
+            try:
+                fds.append(os.open(src.path, os.O_RDWR | getattr(os, "O_BINARY", 0)))
+            except OSError as exc:
+                raise PatchError(f"{src.path}: cannot be written ({exc.strerror}); "
+                                 "no file was changed") from exc  # fmt: skip
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+        _close(fds)
         raise
-    return Path(name)
+    return fds
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make the renames durable; not possible (nor needed) on every platform."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
             os.close(fd)
 
 
-def _restore(done: Sequence[tuple[Path, SourceFile]]) -> None:
-    """Best-effort undo of replacements already made, so a failure leaves no half patch."""
-    for target, src in done:
-        with contextlib.suppress(OSError):
-            os.replace(_write_temp(target, src.raw), target)
+def _read_fd(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-def _replace_all(staged: Sequence[tuple[Path, Path, SourceFile]]) -> None:
-    """Rename every temp file over its target; on failure put back what was replaced."""
-    done: list[tuple[Path, SourceFile]] = []
+def _overwrite(fd: int, data: bytes) -> None:
+    """Replace a file's bytes in place: same inode, so owner, group, mode, ACLs and every
+    hard link stay as they were."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _reserve(fds: Sequence[int], payloads: Sequence[bytes]) -> None:
+    """Claim the disk space first, so a full disk stops the commit before any byte of
+    any file changed (it may grow a file with zeros: the rollback truncates it back)."""
+    if hasattr(os, "posix_fallocate"):
+        for fd, data in zip(fds, payloads, strict=True):
+            try:
+                os.posix_fallocate(fd, 0, max(len(data), 1))
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise PatchError(f"cannot reserve space: {exc.strerror}") from exc
+
+
+def _commit(fds: Sequence[int], sources: Sequence[SourceFile], payloads: Sequence[bytes]) -> None:
+    """Check every file once more through its open descriptor, then overwrite them all;
+    on any failure put back every file (the originals are held in memory: the journal)."""
+    for fd, src in zip(fds, sources, strict=True):
+        if _read_fd(fd) != src.raw:
+            raise FileChangedError(src.path)
+    touched: list[tuple[int, SourceFile]] = []
     try:
-        for temp, target, src in staged:
-            os.replace(temp, target)
-            done.append((target, src))
+        touched += zip(fds, sources, strict=True)  # reserving space may grow a file too
+        _reserve(fds, payloads)
+        for fd, data in zip(fds, payloads, strict=True):
+            _overwrite(fd, data)
     except BaseException:
-        _restore(done)
+        for fd, src in touched:
+            with contextlib.suppress(OSError):
+                _overwrite(fd, src.raw)
         raise
-    for directory in {target.parent for _, target, _ in staged}:
-        _fsync_dir(directory)
 
 
 def write_files(changes: Sequence[tuple[SourceFile, str]]) -> None:
     """Write all new texts or none, and never over a file that changed since it was read.
 
-    Hashes are checked before any I/O and again right before the renames, which keeps
-    the window for a concurrent edit as small as it can be. Symlinks are followed, so
-    the link stays a link. Raises ``FileChangedError`` or ``PatchError``.
+    Files are rewritten in place (same inode: owner, group, mode and hard links kept; no
+    temporary file is ever created next to them). Hashes are checked before any I/O and
+    again through the open descriptors right before the writes; the writes run with stop
+    signals deferred (``lifecycle.deferred``), and a failure part-way restores every file
+    already touched. Symlinks are followed. Raises ``FileChangedError`` or ``PatchError``.
     """
     sources = [src for src, _ in changes]
     _check_unique(sources)
-    payloads = [
-        (Path(os.path.realpath(src.path)), src, _encode(src, text)) for src, text in changes
-    ]
+    payloads = [_encode(src, text) for src, text in changes]
     _check_unchanged(sources)
-    staged: list[tuple[Path, Path, SourceFile]] = []
+    fds = _open_all(sources)
     try:
-        for target, src, data in payloads:
-            staged.append((_write_temp(target, data), target, src))
-        _check_unchanged(sources)
-        _replace_all(staged)
+        with lifecycle.deferred("the patch was written"):
+            _commit(fds, sources, payloads)
     finally:
-        for temp, _, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)  # already renamed on success: nothing left to remove
+        _close(fds)

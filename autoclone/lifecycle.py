@@ -1,0 +1,194 @@
+"""Signals, and every process autoclone starts: nothing left running, nothing half-written.
+
+SIGINT, SIGTERM and SIGHUP (Ctrl-C, ``timeout``, CI cancellation, a closed terminal) all
+end a run the same way: the handler SIGKILLs every trial process group that is running,
+marks the session as stopping (so worker threads start nothing new) and raises
+``Interrupted`` in the main thread, whose ``finally`` blocks then stop the warm
+interpreters and remove the temporary copies. A commit that must not be cut in half runs
+inside ``deferred()``: the signal waits until it is over.
+
+Processes that outlive a ``kill -9`` of autoclone are ended from the other side: each
+trial asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), and the
+warm interpreter ends its running trial as soon as its stdin (autoclone's end of the
+pipe) reaches end of file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+#: The signals that stop a run, and how the one-line message names them.
+STOP_SIGNALS = {
+    getattr(signal, "SIGINT"): "interrupted",  # noqa: B009 - absent names on Windows
+    getattr(signal, "SIGTERM"): "terminated",  # noqa: B009
+}
+if hasattr(signal, "SIGHUP"):
+    STOP_SIGNALS[signal.SIGHUP] = "hangup"
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class Interrupted(BaseException):  # noqa: N818 - a signal, not an error
+    """A stop signal reached autoclone. A ``BaseException`` so that no ``except
+    Exception`` in a library (typer, click, ours) can swallow it on the way out."""
+
+    def __init__(self, signum: int, done: str = "") -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.done = done  # what had completed when the signal was taken ("" = nothing)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def word(self) -> str:
+        return STOP_SIGNALS.get(self.signum, f"signal {self.signum}")
+
+
+class _State:
+    """Module state, guarded by one lock: tracked groups, the stop flag, deferrals."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # the handler may run while the main thread holds it
+        self.groups: set[int] = set()
+        self.stopped: int | None = None  # the signal that stopped the session
+        self.deferring = 0
+        self.pending: list[int] = []
+
+
+_state = _State()
+
+
+def track(pgid: int) -> None:
+    """A trial's process group is running: a stop signal must kill it."""
+    with _state.lock:
+        _state.groups.add(pgid)
+
+
+def untrack(pgid: int) -> None:
+    with _state.lock:
+        _state.groups.discard(pgid)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def stopping() -> int | None:
+    """The signal that stopped this session, if one did."""
+    return _state.stopped
+
+
+def check() -> None:
+    """Raise ``Interrupted`` in any thread once the session is stopping: a worker thread
+    must not start a trial, nor trust the outcome of one that was killed."""
+    if _state.stopped is not None:
+        raise Interrupted(_state.stopped)
+
+
+def stop(signum: int) -> None:
+    """Mark the session stopped and kill every tracked trial group at once."""
+    with _state.lock:
+        if _state.stopped is None:
+            _state.stopped = signum
+        groups = list(_state.groups)
+    for pgid in groups:
+        kill_group(pgid)
+
+
+def _handle(signum: int, frame: FrameType | None) -> None:
+    if _state.deferring:
+        _state.pending.append(signum)
+        return
+    if _state.stopped is not None:
+        return  # already stopping: a second Ctrl-C must not cut the clean-up short
+    stop(signum)
+    raise Interrupted(signum)
+
+
+def install() -> Callable[[], None]:
+    """Install the stop handlers (main thread only); returns a function restoring the old."""
+    previous = {}
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            previous[signum] = signal.signal(signum, _handle)
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(signum, handler)
+
+    return restore
+
+
+def _block(block: bool) -> None:
+    """Block or unblock the stop signals in this thread. CPython runs the handlers of
+    signals that arrived meanwhile before ``pthread_sigmask`` returns from unblocking."""
+    if hasattr(signal, "pthread_sigmask"):
+        how = signal.SIG_BLOCK if block else signal.SIG_UNBLOCK
+        signal.pthread_sigmask(how, set(STOP_SIGNALS))
+
+
+@contextlib.contextmanager
+def deferred(done: str) -> Iterator[None]:
+    """Run a commit without a stop signal cutting it in half.
+
+    The signals are blocked in this thread (so even Python's default SIGINT handler
+    waits) and, if another thread receives one, our handler only records it. On the
+    way out a deferred signal is acted on; if the body had completed, the
+    ``Interrupted`` it raises says so with ``done``.
+    """
+    with _state.lock:
+        _state.deferring += 1
+    _block(True)
+    completed = False
+    try:
+        yield
+        completed = True
+    finally:
+        with _state.lock:
+            _state.deferring -= 1
+            pending, _state.pending = _state.pending, []
+        try:
+            _block(False)
+            if pending and not _state.deferring:
+                stop(pending[0])
+                raise Interrupted(pending[0])
+        except Interrupted as exc:
+            exc.done = done if completed else ""
+            raise
+
+
+def _prctl(option: int, value: int) -> bool:
+    """``prctl(2)`` through libc; False where there is no such call (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent(parent: int) -> None:
+    """In a trial: ask for SIGKILL when the process that started it dies. If it already
+    died before the request took effect (we were re-parented), die now."""
+    if _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != parent:
+        os._exit(1)
+
+
+def become_subreaper() -> bool:
+    """In the warm interpreter: orphans of a trial (a grandchild that escaped its
+    process group with ``setsid``) are re-parented here, where they can be ended."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
