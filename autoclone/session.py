@@ -208,6 +208,7 @@ def make_runner(options: Options, project: Project) -> Runner:
         jobs=options.jobs or cores(),
         env=_device_env(options.device),
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
+        encodings={rel: src.encoding for rel, src in project.sources.items()},
     )
 
 

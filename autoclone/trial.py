@@ -1,17 +1,22 @@
 """Run the user's script once, for real, without ever touching the user's folder.
 
-Each run gets a fresh temporary copy of the project folder with the variant sources
-(original, instrumented or patched) written over it, its own process group (so a
-timeout kills every process the script started), and its own result file.
+Each run gets a fresh tree of the project folder (built from a snapshot taken once per
+session, see ``autoclone.snapshot``) with the variant sources (original, instrumented or
+patched) written into it in each file's own encoding, its own process group (so a
+timeout kills every process the script started), its own temp directory (``TMPDIR``,
+removed with the tree: DataLoader's ``pymp-*`` folders too) and its own result file.
+Every run lives in one session directory that ``close`` removes; a stop signal kills
+the running trials at once (``autoclone.lifecycle``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import shutil
-import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -23,21 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import autoclone
-
-_IGNORED = shutil.ignore_patterns(
-    ".git",
-    ".hg",
-    ".svn",
-    "__pycache__",
-    ".venv",
-    "venv",
-    ".tox",
-    "node_modules",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "*.egg-info",
-)
+from autoclone import lifecycle
+from autoclone.snapshot import MARKER, Snapshot
 
 
 @dataclass(frozen=True)
@@ -69,6 +61,7 @@ class RunResult:
     stderr: str = ""
     seconds: float = 0.0  # wall time of the whole trial, as the parent saw it
     script_seconds: float = 0.0  # the user's script alone, as the child timed it
+    exit_code: int = 0  # the script's own exit status (``sys.exit(3)``), when it exited
 
 
 @dataclass(frozen=True)
@@ -96,62 +89,91 @@ class Runner:
     overrides: Mapping[str, str] = field(default_factory=dict)
     warm: bool = True  # fork trials from a zygote that imported torch once
     jobs: int = 1  # trials that may run at once (``run`` is thread-safe); one zygote each
+    encodings: Mapping[str, str] = field(default_factory=dict)  # relpath -> source codec
     runs: int = 0
     _idle: list[Zygote] = field(default_factory=list, repr=False)
     _started: list[Zygote] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _tree_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _session: Path | None = field(default=None, repr=False)
+    _snapshot: Snapshot | None = field(default=None, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Entries of the folder trials do without (pipes, sockets, unreadable files)."""
+        return list(self._snapshot.skipped) if self._snapshot is not None else []
 
     def run(self, spec: RunSpec) -> RunResult:
+        lifecycle.check()
         with self._lock:
             self.runs += 1
-        with tempfile.TemporaryDirectory(prefix="autoclone-") as tmp:
-            project = Path(tmp) / "project"
-            shutil.copytree(self.root, project, ignore=_IGNORED, symlinks=True)
-            for rel, text in spec.files.items():
-                target = project / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-            return self._execute(spec, project, Path(tmp))
+        snapshot = self._take_snapshot()
+        trial = Path(tempfile.mkdtemp(prefix="trial-", dir=self._session))
+        try:
+            snapshot.build(trial / "project", self._encoded(spec.files))
+            (trial / "tmp").mkdir()
+            return self._execute(spec, trial / "project", trial)
+        finally:
+            _remove(trial)
+            with self._tree_lock:
+                snapshot.heal()
 
-    def _execute(self, spec: RunSpec, project: Path, tmp: Path) -> RunResult:
-        result_file = tmp / "result.json"
-        stdout, stderr = tmp / "stdout", tmp / "stderr"
-        env = self._environment(spec, project, result_file)
+    def _take_snapshot(self) -> Snapshot:
+        """The session directory and the folder's snapshot, made by the first run."""
+        with self._tree_lock:
+            if self._session is None:
+                self._session = Path(tempfile.mkdtemp(prefix="autoclone-"))
+                (self._session / MARKER).touch()
+            if self._snapshot is None:
+                self._snapshot = Snapshot.take(self.root, self._session / "store")
+            return self._snapshot
+
+    def _encoded(self, files: Mapping[str, str]) -> dict[str, bytes]:
+        """Each variant in its file's own encoding, so a latin-1 literal stays latin-1."""
+        out = {}
+        for rel, text in files.items():
+            try:
+                out[rel] = text.encode(self.encodings.get(rel, "utf-8"))
+            except (UnicodeEncodeError, LookupError):
+                out[rel] = text.encode("utf-8")
+        return out
+
+    def _execute(self, spec: RunSpec, project: Path, trial: Path) -> RunResult:
+        env = self._environment(spec, project, trial)
         start = time.monotonic()
         timeout = self.timeout if spec.timeout is None else spec.timeout
-        timed_out = self._forked(project / self.cwd, env, stdout, stderr, timeout)
+        timed_out = self._forked(project / self.cwd, env, trial, timeout)
         if timed_out is None:
-            timed_out = self._fresh(project / self.cwd, env, stdout, stderr, timeout)
+            lifecycle.check()
+            timed_out = self._fresh(project / self.cwd, env, trial, timeout)
+        lifecycle.check()  # a trial a stop signal killed is no verdict
         seconds = time.monotonic() - start
-        text = stderr.read_text(encoding="utf-8", errors="replace")[-20000:]
+        text = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
-        return _load(result_file, project, text, seconds)
+        return _load(trial / "result.json", project, text, seconds)
 
-    def _fresh(
-        self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
-    ) -> bool:
+    def _fresh(self, cwd: Path, env: dict[str, str], trial: Path, timeout: float) -> bool:
         """A new interpreter: the reference behaviour, and the fallback."""
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        with open(trial / "stdout", "wb") as out, open(trial / "stderr", "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-c", "from autoclone.child import main; main()"],
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
+                [sys.executable, "-c", "from autoclone.zygote import fresh; fresh()"],
+                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True,
-            )
-            return _wait(proc, timeout)
+            )  # fmt: skip
+            lifecycle.track(proc.pid)
+            try:
+                return _wait(proc, timeout)
+            finally:
+                lifecycle.untrack(proc.pid)
 
-    def _forked(
-        self, cwd: Path, env: dict[str, str], stdout: Path, stderr: Path, timeout: float
-    ) -> bool | None:
+    def _forked(self, cwd: Path, env: dict[str, str], trial: Path, timeout: float) -> bool | None:
         """A child of the warm zygote; None when no zygote can serve (then run fresh)."""
         zygote = self._take_zygote(env)
         if zygote is None:
             return None
-        timed_out = zygote.run(str(cwd), env, str(stdout), str(stderr), timeout)
+        timed_out = zygote.run(str(cwd), env, trial, timeout)
         if timed_out is None:
             self.warm = False
             zygote.stop()
@@ -163,26 +185,33 @@ class Runner:
     def _take_zygote(self, env: dict[str, str]) -> Zygote | None:
         """An idle zygote, or a new one: as many as trials running at once."""
         with self._lock:
-            if not self.warm or not hasattr(os, "fork"):
+            if not self.warm or not hasattr(os, "fork") or self._closed:
                 return None
             if self._idle:
                 return self._idle.pop()
-        zygote = Zygote.start(env)
+        zygote = Zygote.start(env, self._session)
         with self._lock:
             if zygote is None:
                 self.warm = False
+            elif self._closed:  # closed while this one was starting: it must not linger
+                zygote.stop()
+                return None
             else:
                 self._started.append(zygote)
         return zygote
 
     def close(self) -> None:
-        """Stop every zygote that was started."""
+        """Stop every zygote that was started and remove the session directory."""
         with self._lock:
             started, self._started, self._idle = self._started, [], []
+            self._closed = True
         for zygote in started:
             zygote.stop()
+        with self._tree_lock:
+            if self._session is not None:
+                _remove(self._session)
 
-    def _environment(self, spec: RunSpec, project: Path, result_file: Path) -> dict[str, str]:
+    def _environment(self, spec: RunSpec, project: Path, trial: Path) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.env)
         package_parent = str(Path(autoclone.__file__).resolve().parent.parent)
@@ -194,9 +223,12 @@ class Runner:
             env["OMP_NUM_THREADS"] = str(min(share, int(asked) if asked.isdigit() else 1))
         env.setdefault("PYTHONHASHSEED", "0")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        temp = str(trial / "tmp")  # removed with the trial, whatever the script leaves there
+        env.update({"TMPDIR": temp, "TEMP": temp, "TMP": temp})
         env.update(
             {
-                "AUTOCLONE_RESULT": str(result_file),
+                "AUTOCLONE_PARENT": str(os.getpid()),
+                "AUTOCLONE_RESULT": str(trial / "result.json"),
                 "AUTOCLONE_SCRIPT": str(project / self.script),
                 "AUTOCLONE_ROOT": str(project),
                 "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
@@ -216,11 +248,13 @@ class Zygote:
         self.proc = proc
 
     @classmethod
-    def start(cls, env: dict[str, str]) -> Zygote | None:
+    def start(cls, env: dict[str, str], session: Path | None) -> Zygote | None:
+        env = {**env, "AUTOCLONE_SESSION": str(session or "")}
         proc = subprocess.Popen(
             [sys.executable, "-c", "from autoclone.zygote import serve; serve()"],
-            cwd=tempfile.gettempdir(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            cwd=session or tempfile.gettempdir(), env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            start_new_session=True,
         )  # fmt: skip
         zygote = cls(proc)
         if zygote._read(120.0) != {"ready": True}:
@@ -236,36 +270,47 @@ class Zygote:
         line = self.proc.stdout.readline()
         return json.loads(line) if line else None
 
-    def run(self, cwd: str, env: dict[str, str], stdout: str, stderr: str, timeout: float
-            ) -> bool | None:  # fmt: skip
-        """Run one trial; True if it timed out, None if the zygote itself failed."""
-        request = {"cwd": cwd, "env": env, "stdout": stdout, "stderr": stderr}
+    def _send(self, request: dict[str, Any]) -> bool:
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: stdin already closed
+            return False
+        return True
+
+    def run(self, cwd: str, env: dict[str, str], trial: Path, timeout: float) -> bool | None:
+        """Run one trial; True if it timed out, None if the zygote itself failed."""
+        request = {"cwd": cwd, "env": env, "stdout": str(trial / "stdout"),
+                   "stderr": str(trial / "stderr"), "dir": str(trial)}  # fmt: skip
+        if not self._send(request):
             return None
         started = self._read(30.0)
         if not started or "pid" not in started:
             return None
         pid = int(started["pid"])
+        lifecycle.track(pid)
         try:
             done = self._read(timeout)
         finally:
-            _kill_group(pid)  # on timeout, on Ctrl-C, and for anything the script left behind
+            lifecycle.kill_group(pid)  # on timeout, on a stop signal, and for what is left
+            lifecycle.untrack(pid)
         if done is None:
             return None if self._read(30.0) is None else True
         return False
 
     def stop(self) -> None:
+        """Ask the zygote to exit (it ends a running trial first); kill it if it will not."""
+        self._send({"exit": True})
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
-            _kill_group(self.proc.pid)
+            lifecycle.kill_group(self.proc.pid)
             self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -275,17 +320,28 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-    finally:  # also on Ctrl-C: no trial may outlive autoclone
-        _kill_group(proc.pid)
+    finally:  # also on a stop signal: no trial may outlive autoclone
+        lifecycle.kill_group(proc.pid)
         proc.wait()
     return timed_out
 
 
-def _kill_group(pgid: int) -> None:
+def _remove(path: Path) -> None:
+    """Remove a trial's folder, also where the script made parts of it read-only."""
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        shutil.rmtree(path)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
         pass
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    for directory, names, _ in os.walk(path):
+        for name in names:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(directory, name), stat.S_IRWXU)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _relative(frames: Any, project: Path) -> tuple[tuple[str, int], ...]:
@@ -314,9 +370,12 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
     except (OSError, ValueError):
         return RunResult("crash", stderr=stderr, seconds=seconds)
     error = data.get("error")
+    code = int(data.get("exit_code") or 0)
     info = None
     if error:
         info = ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
+    elif data["status"] == "exit":
+        info = _exit_info(code, stderr)
     return RunResult(
         status=data["status"],
         backward=data["backward"],
@@ -330,4 +389,14 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         stderr=stderr,
         seconds=seconds,
         script_seconds=float(data.get("script_seconds", 0.0)),
+        exit_code=code,
     )
+
+
+def _exit_info(code: int, stderr: str) -> ErrorInfo:
+    """``sys.exit(3)`` carries no message: say what happened, with the script's last
+    words if it printed any (``sys.exit("bad config")``, an argparse usage error)."""
+    last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
+    said = f" (its last output: {last[:200]!r})" if last else ""
+    return ErrorInfo("SystemExit", f"the script exited with code {code} before any autograd "
+                     f"error{said}")  # fmt: skip

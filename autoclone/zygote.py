@@ -3,20 +3,36 @@
 Importing torch and building the first optimizer (which pulls in ``torch._dynamo``)
 costs two to three seconds, every trial. The zygote pays that once, before any CUDA
 initialisation and with one OpenMP thread, then forks: each child gets its own session
-(process group), working directory, environment, standard streams and fresh seeds, and
-runs exactly what a fresh ``autoclone.child`` process would.
+(process group), working directory, environment, standard streams, temp directory and
+fresh seeds, and runs exactly what a fresh ``autoclone.child`` process would.
 
 Protocol, one JSON object per line: the parent sends ``{"cwd", "env", "stdout",
-"stderr"}``; the zygote answers ``{"pid"}`` at once and ``{"status"}`` when the child
-has exited. End of input ends the zygote.
+"stderr", "dir"}``; the zygote answers ``{"pid"}`` at once and ``{"status"}`` when the
+child has exited. ``{"exit": true}`` ends the zygote.
+
+Nothing a trial starts may outlive it. The zygote is a child subreaper, so a grandchild
+that left the trial's process group (``setsid``) is re-parented here and killed with the
+group when the trial ends. While a trial runs the zygote also watches its stdin: any
+line from the parent aborts the trial, and end of file without ``exit`` means autoclone
+died (even ``kill -9``), so the trial is killed at once and the session's temporary
+directory removed before the zygote exits. Each trial also asks for SIGKILL should the
+zygote itself die.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import shutil
+import signal
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+from autoclone.lifecycle import become_subreaper, die_with_parent, kill_group
 
 
 def _warm_up() -> None:
@@ -31,14 +47,16 @@ def _warm_up() -> None:
     import autoclone.tracer  # noqa: F401
 
 
-def _child(request: dict[str, Any]) -> None:
+def _child(request: dict[str, Any], zygote: int) -> None:
     """In the fork: become what a fresh process would be, then run the trial."""
     code = 1
     try:
+        die_with_parent(zygote)
         os.setsid()
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        tempfile.tempdir = None  # gettempdir() reads the trial's own TMPDIR again
         stdin = os.open(os.devnull, os.O_RDONLY)
         stdout = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -62,20 +80,122 @@ def _child(request: dict[str, Any]) -> None:
         os._exit(code)
 
 
+def fresh() -> None:
+    """A trial in a new interpreter (where there is no fork): the same parent-death rule."""
+    parent = os.environ.get("AUTOCLONE_PARENT", "")
+    if parent.isdigit():
+        die_with_parent(int(parent))
+    from autoclone.child import main
+
+    main()
+
+
+class _Input:
+    """Lines from the parent, read from fd 0 without Python's buffering, so that
+    ``select`` on the descriptor tells the truth about what is waiting."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.closed = False
+
+    def has_line(self) -> bool:
+        return b"\n" in self.buffer
+
+    def fill(self) -> None:
+        data = os.read(0, 65536)
+        self.buffer += data
+        self.closed = not data
+
+    def line(self) -> dict[str, Any] | None:
+        """The next request; None at end of input."""
+        while not self.has_line() and not self.closed:
+            self.fill()
+        if not self.has_line():
+            return None
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return dict(json.loads(line))
+
+
+def _await(pid: int, lines: _Input) -> int | None:
+    """The trial's wait status, or None if the parent spoke (or died) first."""
+    pidfd = None
+    with contextlib.suppress(AttributeError, OSError):
+        pidfd = os.pidfd_open(pid)
+    try:
+        while not lines.has_line() and not lines.closed:
+            watch = [0] if pidfd is None else [0, pidfd]
+            ready, _, _ = select.select(watch, [], [], 0.05 if pidfd is None else None)
+            if 0 in ready:
+                lines.fill()
+                continue
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+        return None
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _children() -> list[int]:
+    """This process's children, as the kernel lists them."""
+    me = os.getpid()
+    try:
+        text = Path(f"/proc/{me}/task/{me}/children").read_text()
+        return [int(pid) for pid in text.split()]
+    except (OSError, ValueError):
+        pass
+    out = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(entry.read_text().rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(entry.parent.name))
+    return out
+
+
+def _end_trial(pid: int) -> None:
+    """Kill the trial's group and every orphan re-parented here; reap them all."""
+    kill_group(pid)
+    while True:
+        for child in _children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _abandoned(request: dict[str, Any]) -> None:
+    """The parent died: leave nothing behind, then go."""
+    for directory in (request.get("dir"), os.environ.get("AUTOCLONE_SESSION")):
+        if directory:
+            shutil.rmtree(directory, ignore_errors=True)
+    os._exit(0)
+
+
 def serve() -> None:
-    """Fork a child for each request line until the parent closes our stdin."""
+    """Fork a child for each request until the parent says ``exit`` or goes away."""
     _warm_up()
+    become_subreaper()
     answer = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the parent
     print(json.dumps({"ready": True}), file=answer, flush=True)
-    for line in sys.stdin:
-        request = json.loads(line)
+    lines = _Input()
+    me = os.getpid()
+    request: dict[str, Any] | None = {}
+    while (request := lines.line()) is not None and not request.get("exit"):
         pid = os.fork()
         if pid == 0:
-            _child(request)
+            _child(request, me)
         print(json.dumps({"pid": pid}), file=answer, flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(json.dumps({"status": status}), file=answer, flush=True)
+        status = _await(pid, lines)
+        _end_trial(pid)
+        if lines.closed:
+            _abandoned(request)
+        print(json.dumps({"status": -9 if status is None else status}), file=answer, flush=True)
+    if request is None:
+        _abandoned({})
 
 
 if __name__ == "__main__":

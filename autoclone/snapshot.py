@@ -1,0 +1,184 @@
+"""The project folder as trials see it: read once per session, a cheap tree per trial.
+
+Copying the whole folder for every trial made a large data folder cost a full copy per
+trial. Now the folder is copied once, into a private store in the session's temporary
+directory, and each trial's tree is built from the store: directories made, small files
+copied (a trial may rewrite them freely), large files hard-linked. A trial that writes
+into a large file in place changes only the store's copy, which is checked after every
+trial and copied again from the user's file if it changed; the user's own files are
+never linked into a trial, so no trial can write to them.
+
+Symlinks are recreated so that they resolve as they do in the user's folder: one that
+points inside the project stays relative (it resolves inside the tree), one that points
+outside becomes absolute (a relative ``data -> ../shared_data`` would dangle in the
+tree). Entries a trial cannot use and a copy cannot read (named pipes, sockets, devices,
+unreadable files or folders) are skipped and listed in ``skipped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Files at least this large are hard-linked from the store instead of copied per trial.
+LINK_AT = 1 << 20
+
+#: Folders that are never part of what a script reads: VCS data, caches, environments.
+IGNORED = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", "node_modules",
+     ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)  # fmt: skip
+
+#: A file in every session directory, so a snapshot never copies a session (its own,
+#: when the script lives in the temp directory, or another autoclone's).
+MARKER = ".autoclone-session"
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
+
+
+@dataclass
+class Entry:
+    """One thing in the tree. ``stamp`` is the store copy's (size, mtime, mode)."""
+
+    rel: str
+    kind: str  # "dir", "file" or "link"
+    target: str = ""  # a link's target, as the tree must hold it
+    stamp: tuple[int, int, int] = (0, 0, 0)
+
+    @property
+    def linked(self) -> bool:
+        return self.kind == "file" and self.stamp[0] >= LINK_AT
+
+
+@dataclass
+class Snapshot:
+    """The user's folder as read once; ``build`` makes one trial's tree from it."""
+
+    source: Path
+    store: Path
+    entries: list[Entry] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "name (why)", for a note
+
+    @classmethod
+    def take(cls, source: Path, store: Path) -> Snapshot:
+        snapshot = cls(source.resolve(), store)
+        store.mkdir(parents=True)
+        snapshot._walk("")
+        return snapshot
+
+    def _walk(self, rel: str) -> None:
+        try:
+            with os.scandir(self.source / rel) as listing:
+                items = sorted(listing, key=lambda item: item.name)
+        except OSError as exc:
+            self.skipped.append(f"{rel}/ (cannot be listed: {exc.strerror})")
+            return
+        for item in items:
+            if item.name not in IGNORED and not item.name.endswith(".egg-info"):
+                self._add(item, f"{rel}/{item.name}" if rel else item.name)
+
+    def _add(self, item: os.DirEntry[str], rel: str) -> None:
+        try:
+            mode = item.stat(follow_symlinks=False).st_mode
+        except OSError as exc:
+            self.skipped.append(f"{rel} ({exc.strerror})")
+            return
+        if stat.S_ISLNK(mode):
+            self.entries.append(Entry(rel, "link", _link_target(Path(item.path), self.source)))
+        elif stat.S_ISDIR(mode):
+            if not (item.name.startswith("autoclone-") and os.path.exists(Path(item.path, MARKER))):
+                self.entries.append(Entry(rel, "dir"))
+                (self.store / rel).mkdir()
+                self._walk(rel)
+        elif stat.S_ISREG(mode):
+            self._copy(rel)
+        else:
+            self.skipped.append(f"{rel} ({_KINDS.get(stat.S_IFMT(mode), 'not a regular file')})")
+
+    def _copy(self, rel: str) -> None:
+        try:
+            self.entries.append(Entry(rel, "file", stamp=_store_copy(self.source, self.store, rel)))
+        except OSError as exc:
+            self.skipped.append(f"{rel} (cannot be read: {exc.strerror})")
+
+    def build(self, dest: Path, replace: Mapping[str, bytes]) -> None:
+        """One trial's tree at ``dest``, with the files in ``replace`` written fresh
+        (writable, whatever the original's mode)."""
+        dest.mkdir()
+        for entry in self.entries:
+            target = dest / entry.rel
+            if entry.kind == "dir":
+                target.mkdir()
+            elif entry.kind == "link":
+                os.symlink(entry.target, target)
+            elif entry.rel not in replace:
+                _place(self.store / entry.rel, target, link=entry.linked)
+        for rel, data in replace.items():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            target.write_bytes(data)
+
+    def heal(self) -> list[str]:
+        """Copy again every linked store file a trial changed (in place, through its
+        hard link), so the next trial sees the user's data; returns their names."""
+        healed = []
+        for entry in self.entries:
+            if entry.linked and _stamp(self.store / entry.rel) != entry.stamp:
+                with contextlib.suppress(FileNotFoundError):
+                    (self.store / entry.rel).unlink()
+                with contextlib.suppress(OSError):
+                    entry.stamp = _store_copy(self.source, self.store, entry.rel)
+                    healed.append(entry.rel)
+        return healed
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1, -1)
+    return (st.st_size, st.st_mtime_ns, st.st_mode)
+
+
+def _store_copy(source: Path, store: Path, rel: str) -> tuple[int, int, int]:
+    """Copy one file into the store with its permission bits; its stamp."""
+    target = store / rel
+    shutil.copyfile(source / rel, target)
+    os.chmod(target, stat.S_IMODE(os.stat(source / rel).st_mode) | stat.S_IRUSR)
+    return _stamp(target)
+
+
+def _place(stored: Path, target: Path, *, link: bool) -> None:
+    """A large file is hard-linked (copied where links are not possible); a small one
+    copied, so writing it can never reach the store."""
+    if link:
+        try:
+            os.link(stored, target)
+            return
+        except OSError:
+            pass
+    shutil.copyfile(stored, target)
+    os.chmod(target, stat.S_IMODE(os.stat(stored).st_mode))
+
+
+def _link_target(link: Path, root: Path) -> str:
+    """What the tree's copy of a symlink must point to, to reach what the user's does."""
+    text = os.readlink(link)
+    if not os.path.exists(link):
+        return text  # dangling here, dangling there
+    resolved = Path(os.path.realpath(link))
+    if not resolved.is_relative_to(root):
+        return str(resolved)
+    return os.path.relpath(resolved, link.parent)  # stays inside the tree, whatever its name

@@ -1,0 +1,135 @@
+"""Stop signals, for real: nothing autoclone started may outlive it, nothing is half-written.
+
+Each test runs ``python -m autoclone`` on a script that starts a child, a grandchild that
+escapes its process group with ``setsid``, and then spins; the script writes their pids
+(and its parent's, the warm interpreter) where the test can read them. The test signals
+autoclone and checks the exit code, the one line on stderr, that every one of those
+processes is gone, and that the temporary directory is empty.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+SPIN = textwrap.dedent(
+    """\
+    import os, subprocess, sys, time
+    sleep = [sys.executable, "-c", "import time; time.sleep(600)"]
+    child = subprocess.Popen(sleep)
+    escaped = subprocess.Popen(sleep, start_new_session=True)
+    pids = [os.getpid(), child.pid, escaped.pid, os.getppid()]
+    with open({pid_file!r} + ".tmp", "w") as out:
+        out.write(" ".join(map(str, pids)))
+    os.replace({pid_file!r} + ".tmp", {pid_file!r})
+    while True:
+        pass
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(path: Path, seconds: float = 120.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"the trial never started ({path})"
+        time.sleep(0.05)
+    return [int(pid) for pid in path.read_text().split()]
+
+
+def _gone_within(pids: list[int], seconds: float) -> float | None:
+    """Seconds until every pid is gone, or None if some outlived the limit."""
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if not any(_alive(pid) for pid in pids):
+            return time.monotonic() - start
+        time.sleep(0.02)
+    for pid in pids:  # leave the machine clean even when the test fails
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    return None
+
+
+def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path, Path]:
+    project, temp = tmp_path / "project", tmp_path / "temp"
+    project.mkdir()
+    temp.mkdir()
+    pid_file = tmp_path / "pids"
+    (project / "train.py").write_text(SPIN.format(pid_file=str(pid_file)))
+    env = {**os.environ, "TMPDIR": str(temp), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoclone", "fix", "train.py", "--timeout", "300", *args],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    return proc, pid_file, temp
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "hangup"),
+        (signal.SIGINT, 130, "interrupted"),
+    ],
+)
+def test_a_stop_signal_ends_every_process_and_removes_the_copies(
+    tmp_path: Path, signum: int, code: int, word: str
+) -> None:
+    proc, pid_file, temp = _start(tmp_path)
+    pids = _wait_for(pid_file)
+    os.kill(proc.pid, signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert stderr.strip().splitlines()[-1] == f"autoclone: {word}; nothing written"
+    assert "Traceback" not in stderr
+    assert _gone_within(pids, 2.0) is not None, "a trial process outlived autoclone"
+    assert list(temp.iterdir()) == [], "a temporary copy was left behind"
+
+
+def test_after_kill_9_the_trial_and_its_escaped_grandchild_die_at_once(tmp_path: Path) -> None:
+    """No signal handler runs on SIGKILL: the warm interpreter sees its stdin close."""
+    proc, pid_file, temp = _start(tmp_path)
+    pids = _wait_for(pid_file)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    seconds = _gone_within(pids, 10.0)
+    assert seconds is not None, "a trial outlived kill -9 of autoclone by 10 s"
+    deadline = time.monotonic() + 10
+    while list(temp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(temp.iterdir()) == [], "the session's temporary directory was left behind"
+
+
+def test_a_fresh_trial_dies_with_its_parent(tmp_path: Path) -> None:
+    """Without the warm interpreter the trial itself asks for SIGKILL at its parent's
+    death (PR_SET_PDEATHSIG)."""
+    (tmp_path / "train.py").write_text(SPIN.format(pid_file=str(tmp_path / "pids")))
+    harness = (
+        "from pathlib import Path\nfrom autoclone.trial import Runner, RunSpec\n"
+        f"Runner(root=Path({str(tmp_path)!r}), script='train.py', warm=False, timeout=300)"
+        ".run(RunSpec({}))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", harness], start_new_session=True)
+    trial = _wait_for(tmp_path / "pids")[0]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert _gone_within([trial], 5.0) is not None
