@@ -2,12 +2,16 @@
 
 stdout carries only the result (the diff with ``--dry-run``, or one JSON object with
 ``--format json``); progress, diagnosis and summary go to stderr. Exit codes: 0 fixed
-or nothing to fix, 1 could not fix, 2 bad input or usage.
+or nothing to fix, 1 could not fix, 2 bad input or usage, 128 + N after signal N
+(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), each with one line on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
 import sys
 from dataclasses import replace
 from enum import Enum
@@ -16,11 +20,16 @@ from typing import Annotated
 
 import typer
 
+from autoclone import lifecycle
 from autoclone import report as rp
 from autoclone.explain import explain_script
-from autoclone.patch import PatchError, write_files
+from autoclone.patch import PatchError, check_patch, write_files
 from autoclone.repair import repair
 from autoclone.session import Options
+
+#: The longest --timeout / --budget accepted: a week is longer than any trial should take,
+#: and far below what select() and time_t can represent.
+LONGEST = 7 * 24 * 3600.0
 
 app = typer.Typer(
     add_completion=False,
@@ -42,7 +51,31 @@ class Format(str, Enum):
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """One line on stderr; a closed or hung-up terminal must not turn it into a crash."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(message, file=sys.stderr, flush=True)
+
+
+class OutputError(Exception):
+    """stdout is closed, full or gone: the result could not be delivered."""
+
+
+def _timeout(value: float) -> float:
+    return _check_seconds("--timeout", value, 0.1)
+
+
+def _budget(value: float) -> float:
+    return _check_seconds("--budget", value, 1.0)
+
+
+def _check_seconds(name: str, value: float, lowest: float) -> float:
+    """inf, nan and 1e30 pass a plain range check but no timer can wait that long."""
+    if not math.isfinite(value) or not lowest <= value <= LONGEST:
+        raise typer.BadParameter(
+            f"expected seconds from {lowest:g} to {LONGEST:g} (a week), got {value:g}",
+            param_hint=name,
+        )
+    return value
 
 
 def _overrides(values: list[str]) -> dict[str, str]:
@@ -70,7 +103,9 @@ def fix(
         bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
     ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds allowed for each run.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option(callback=_timeout, help="Seconds allowed for each run.")
+    ] = 120.0,
     steps: Annotated[
         int, typer.Option(min=1, help="Backward calls past the first error a trial must survive.")
     ] = 3,
@@ -81,7 +116,9 @@ def fix(
     root: Annotated[
         Path | None, typer.Option(help="Project root (default: the script's folder).")
     ] = None,
-    budget: Annotated[float, typer.Option(min=1.0, help="Seconds for the whole search.")] = 900.0,
+    budget: Annotated[
+        float, typer.Option(callback=_budget, help="Seconds for the whole search.")
+    ] = 900.0,
     shrink: Annotated[
         bool | None,
         typer.Option(
@@ -112,7 +149,10 @@ def fix(
     )
     if jobs is not None:
         options = replace(options, jobs=jobs)
+    if dry_run or fmt is Format.json:
+        _need_stdout()
     report = repair(options)
+    _only_a_patch_that_applies(report, dry_run)
     if report.status == rp.FIXED and not dry_run:
         _apply(report)
     _emit(report, fmt, dry_run)
@@ -126,7 +166,9 @@ def explain(
         list[str] | None, typer.Argument(help="Arguments for the script, after --.")
     ] = None,
     fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds allowed for the run.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option(callback=_timeout, help="Seconds allowed for the run.")
+    ] = 120.0,
     device: Annotated[Device, typer.Option(help="auto, cpu or cuda.")] = Device.auto,
     root: Annotated[
         Path | None, typer.Option(help="Project root (default: the script's folder).")
@@ -141,18 +183,34 @@ def explain(
         root=root,
         progress=lambda m: _err(f"autoclone: {m}"),
     )
+    _need_stdout()
     result = explain_script(options)
     if fmt is Format.json:
-        print(json.dumps(result.as_json(), indent=2))
+        _out(json.dumps(result.as_json(), indent=2) + "\n")
     elif result.text:
-        print(result.text)
-        print("\n".join(result.editor))
+        _out(result.text + "\n" + "\n".join(result.editor) + "\n")
     if result.status == rp.BAD_INPUT:
         _err(f"autoclone: error: {result.summary}")
     else:
         cost = f"[{result.runs} run(s), {result.seconds:.1f} s]"
         _err(f"autoclone: {result.status}: {result.summary}  {cost}")
     raise typer.Exit(result.exit_code)
+
+
+def _only_a_patch_that_applies(report: rp.Report, dry_run: bool) -> None:
+    """The invariant: status ``fixed`` only with a non-empty diff that, applied where the
+    user stands, gives exactly the verified files (a dry apply, byte for byte)."""
+    if report.status != rp.FIXED:
+        return
+    # paths: the diff must apply from here when it is the output (--dry-run); when fix
+    # writes the files itself, the diff only has to describe them
+    problem = check_patch(report.patch_bytes, report.changes, Path.cwd(), paths=dry_run)
+    if problem is None:
+        return
+    report.status = rp.UNFIXABLE
+    if not report.summary.startswith("the verified patch"):
+        report.summary = f"the verified patch is not offered: {problem}"
+    report.notes.append("no file was changed")
 
 
 def _apply(report: rp.Report) -> None:
@@ -164,13 +222,43 @@ def _apply(report: rp.Report) -> None:
         report.notes.append("no file was changed")
 
 
+def _need_stdout() -> None:
+    """The result goes to stdout: refuse to work for minutes only to lose it."""
+    if sys.stdout is None:
+        raise OutputError("stdout is closed; there is nowhere to print the result")
+
+
+def _out(text: str | bytes) -> None:
+    """Write the result; a closed, full or broken stdout becomes an ``OutputError``."""
+    try:
+        if sys.stdout is None:
+            raise OSError("stdout is closed")
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        raise OutputError(f"cannot write the result to stdout: {exc}") from exc
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+
+
 def _emit(report: rp.Report, fmt: Format, dry_run: bool) -> None:
     if fmt is Format.json:
-        print(json.dumps(report.as_json(), indent=2))
+        _out(json.dumps(report.as_json(), indent=2) + "\n")
     elif dry_run and report.patch:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(report.patch_bytes)  # bytes: git applies it to any encoding
-        sys.stdout.buffer.flush()
+        _out(report.patch_bytes)  # bytes: git applies it to any encoding
     if report.explanation:
         _err(report.explanation)
     for note in report.notes:
@@ -185,8 +273,39 @@ def _emit(report: rp.Report, fmt: Format, dry_run: bool) -> None:
         )
 
 
+def _hold_standard_fds() -> None:
+    """A standard descriptor closed by the caller (``>&-``) would be handed to the next
+    file or pipe opened; hold it with /dev/null (``sys.stdout`` stays None: refused)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_RDWR)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+
+
+def _stopped(exc: lifecycle.Interrupted) -> int:
+    _err(f"autoclone: {exc.word}; {exc.done or 'nothing written'}")
+    return exc.exit_code
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: the exit code is the contract (0 fixed/nothing to do, 1 not fixed, 2 usage)."""
+    """Entry point: the exit code is the contract (0 fixed/nothing to do, 1 not fixed,
+    2 usage, 128 + N after signal N), and every ending is one line on stderr."""
+    _hold_standard_fds()
+    restore = lifecycle.install()
+    try:
+        return _main(argv)
+    except lifecycle.Interrupted as exc:
+        return _stopped(exc)
+    finally:
+        restore()
+
+
+def _main(argv: list[str] | None) -> int:
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="autoclone", standalone_mode=False)
@@ -195,8 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:
         _err(f"autoclone: error: {exc.format_message()}")
         return 2
-    except typer.Abort:
-        _err("autoclone: aborted")
+    except OutputError as exc:
+        _err(f"autoclone: error: {exc}")
+        return 2
+    except typer.Abort:  # click's own Ctrl-C, before our handler was in place
+        _err("autoclone: interrupted; nothing written")
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug of ours must still end in one line
         _err(f"autoclone: internal error, please report it: {type(exc).__name__}: {exc}")
