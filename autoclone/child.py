@@ -53,6 +53,7 @@ class _State:
         self.forward_frames: list[tuple[str, int]] = []
         self.forward_op = ""
         self.tracer: Any = None
+        self.leaks: Any = None  # autoclone.leaks.Watcher, in the retained-graph reference
         self.started: float | None = None  # when the user's script began: its own time
 
     def script_seconds(self) -> float:
@@ -69,7 +70,8 @@ class _State:
             "forward_frames": self.forward_frames,
             "forward_op": self.forward_op,
             "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
-            "warnings": self.tracer.warnings if self.tracer is not None else [],
+            "warnings": (self.tracer.warnings if self.tracer is not None else [])
+            + (self.leaks.leaks() if self.leaks is not None else []),
             "script_seconds": self.script_seconds(),
             "cuda_mapped": devices.mapped(),  # calls moved from CUDA to the CPU
         }
@@ -152,6 +154,8 @@ def _install_backward_counter(state: _State) -> None:
             state.tracer.epoch = state.backward
             state.tracer.backward_frames = state.tracer.frames()
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
+        if state.leaks is not None:
+            state.leaks.backward(leaves)
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             torch.set_grad_enabled(False)
         elif state.limit is not None and state.backward >= state.limit:
@@ -296,6 +300,10 @@ def main() -> None:
         from autoclone.tracer import install
 
         state.tracer = install(env["AUTOCLONE_ROOT"] + os.sep)
+    elif mode == RETAIN_REFERENCE:
+        from autoclone import leaks
+
+        state.leaks = leaks.install(env["AUTOCLONE_ROOT"] + os.sep)
     argv = json.loads(env.get("AUTOCLONE_ARGV", "[]"))
     script = env["AUTOCLONE_SCRIPT"]
     if mode == REFERENCE:

@@ -8,7 +8,7 @@ at is tried first, and explains the conflict in plain words.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,7 +93,12 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     """A carried state is read at or above the line that makes it (``h = rnn(x, h)``, read
     in the next iteration); a value made higher up the loop body and read further down,
     with a backward call in between (``d_fake = D(fake)`` ... ``bce(d_fake, ones)`` in a
-    GAN), belongs to one iteration: detaching it would silently stop training."""
+    GAN), belongs to one iteration: detaching it would silently stop training. Unless the
+    backward call that freed the graph is the failing one itself: the same line on an
+    earlier pass of the loop (a PPO update's old log-probabilities, computed once before
+    the update epochs and read by every pass)."""
+    if d.previous_backward is not None and d.previous_backward == d.failing:
+        return False
     made, read = d.carry_producer, d.carry_consumer
     return made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
 
@@ -208,7 +213,7 @@ def _on_line(sites: Sequence[Site], frame: Frame | None, key: Any) -> list[Site]
     return sorted((s for s in sites if (s.file, s.line) == frame), key=key) if frame else []
 
 
-def where(frame: Frame | None, lines: dict[str, list[str]]) -> str:
+def where(frame: Frame | None, lines: Mapping[str, list[str]]) -> str:
     if frame is None:
         return "an unknown line"
     file, line = frame
@@ -223,7 +228,7 @@ def op_name(grad_fn: str) -> str:
     return name.removesuffix("0").removesuffix("Backward") if name else ""
 
 
-def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
+def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     """Plain words for what went wrong, before any repair was tried."""
     parts = [
         f"What failed: {cls.DESCRIPTIONS.get(d.error_class, d.error_class)}, "
@@ -272,7 +277,7 @@ def explain(d: Diagnosis, lines: dict[str, list[str]]) -> str:
     return "\n".join(parts)
 
 
-def _mutation_words(d: Diagnosis, lines: dict[str, list[str]]) -> str:
+def _mutation_words(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     text = f"Modified in place at {where(d.mutation, lines)}"
     if d.mutation_op:
         text += f" by {d.mutation_op}"

@@ -9,18 +9,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from autoclone import fixes
 from autoclone import report as rp
-from autoclone.classify import CLONE_FIXABLE, DESCRIPTIONS, NOT_AUTOGRAD
-from autoclone.codemods.sites import INPLACE
-from autoclone.diagnose import (
-    Diagnosis,
-    diagnose,
-    editor_lines,
-    explain,
-    priority,
-    warning_lines,
-    where,
-)
+from autoclone.classify import DESCRIPTIONS, NOT_AUTOGRAD
+from autoclone.codemods.sites import INPLACE, STATEMENT
+from autoclone.diagnose import Diagnosis, diagnose, editor_lines, explain, warning_lines, where
+from autoclone.fixes.base import RETAINED
 from autoclone.repair import first_run_outcome
 from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
 from autoclone.trial import RunResult
@@ -88,16 +82,28 @@ def _explanation(first: RunResult, project: Project, timeout: float) -> Explanat
     d = diagnose(first, project.sources)
     if d.error_class == NOT_AUTOGRAD:
         return Explanation(rp.NOT_AUTOGRAD, f"not an autograd error: {d.line}", diagnosis=d)
-    lines = project.lines
-    text = explain(d, lines)
-    ranked = [s for s in project.sites if s.id in priority(d, project.sites)[:1]]
-    if d.error_class in CLONE_FIXABLE and ranked:
-        site = ranked[0]
-        how = "just before" if site.kind == INPLACE else "at"
-        text += (
-            f"\nSuggested edit (not verified; `autoclone fix` verifies it): `{site.code}` {how} "
-            f"{where((site.file, site.line), lines)}."
-        )
-    elif d.error_class not in CLONE_FIXABLE:
-        text += f"\n{DESCRIPTIONS[d.error_class]}: a .clone() does not repair this class."
+    text = explain(d, project.lines) + "\n" + _suggestion(d, project, first.backward)
     return Explanation("explained", d.line, text, d, editor_lines(d))
+
+
+def _suggestion(d: Diagnosis, project: Project, before: int) -> str:
+    """The edit ``fix`` would verify first, from the same kinds in the same order; or why
+    none fits and what a person would do."""
+    ctx = fixes.context(project, {"before": before})
+    kinds = fixes.applicable(d, ctx)
+    if not kinds:
+        return f"{DESCRIPTIONS[d.error_class]}: no edit of autoclone's kinds repairs this class."
+    options = fixes.candidates(kinds, d, ctx)
+    if not options:
+        reason, advice = fixes.refusal(kinds, d, ctx)
+        return "\n".join(filter(None, [f"No edit suggested: {reason}.", advice]))
+    kind, cand = options[0]
+    lines = project.lines
+    edits = "; ".join(
+        f"`{s.code}` {'just before' if s.kind in (INPLACE, STATEMENT) else 'at'} "
+        f"{where((s.file, s.after or s.line), lines)}"
+        for s in cand.sites
+    )
+    checked = " (fix first checks that no optimizer steps on gradients this leaves)" \
+        if kind.reference == RETAINED else ""
+    return f"Suggested edit (not verified; `autoclone fix` verifies it{checked}): {edits}."

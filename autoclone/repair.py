@@ -3,52 +3,42 @@
 1. run the script once under the autograd tracer (shrunk when a full-size run is slow)
    to learn the error, its class, the lines that saved and wrote, any carried state, and
    how many backward calls succeeded before it (n);
-2. let the evidence pick the fix kind: out-of-place / inplace=False / clone for a write
-   into a saved tensor, no_grad for a leaf update, detach / float() for a graph carried
-   across iterations, retain_graph for two losses over one graph; an optimizer step
-   between a forward pass and its backward is reported unfixable;
-3. compute the reference numbers the correct program gives for n + K backward calls;
-4. run the predicted edits as patched scripts, each judged against the reference, and
-   fall back to ddmin over every clone site only if none passes;
+2. ask the fix kinds (``autoclone.fixes``, one module each) which of them the evidence
+   supports; the first sets the reference the patch must reproduce, computed once for
+   n + K backward calls (the run under ``allow_mutation_on_saved_tensors``, the forward
+   values with grad off, the run in which no backward frees its graph, or none for a
+   detach);
+3. verify their candidate edits, best first, each as a run of the patched script; an edit
+   that gets the run further (the conflict gone, another met) is kept, the new failure
+   is diagnosed by a traced run, and the next round predicts its edit, for as many
+   conflicts as the script has (bounded); the set that passes is made 1-minimal;
+4. fall back to ddmin over every switchable site where the kinds allow it;
 5. only a patch whose own run passed reaches the user (at full size too, if shrunk).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 from autoclone import classify as cls
+from autoclone import fixes
 from autoclone import report as rp
 from autoclone.child import (
     FORWARD_REFERENCE,
+    LOCATE,
     PLAIN,
     REFERENCE,
     RETAIN_REFERENCE,
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.rewrites import inplace_false
-from autoclone.codemods.sites import DETACH, NO_GRAD, RETAIN_GRAPH, STATEMENT, Site
-from autoclone.diagnose import (
-    Diagnosis,
-    crosses_iterations,
-    diagnose,
-    explain,
-    optimizer_before_backward,
-    priority,
-    warning_lines,
-)
+from autoclone.codemods.sites import CLONE, STATEMENT, Site
+from autoclone.diagnose import Diagnosis, diagnose, explain, priority, warning_lines
 from autoclone.diagnose import as_json as diagnosis_json
-from autoclone.kinds import (
-    consequences,
-    detach_candidates,
-    no_grad_candidates,
-    optimizer_advice,
-    retain_candidates,
-    same_loss_twice,
-)
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, RETAINED, Reference, judge
+from autoclone.fixes.base import NONE, RETAINED, Candidate, Context, FixKind
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference, judge
+from autoclone.oracle import RETAINED as RETAINED_NUMBERS
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import PatchError, render_diff, render_diff_bytes
 from autoclone.search import SearchResult, find_minimal, linear_elimination
@@ -66,11 +56,13 @@ from autoclone.trial import Runner, RunResult
 
 
 class _Verified(NamedTuple):
-    """A patched run that passed: the edits, the patched texts, and what the run computed."""
+    """A patched run: the edits, the patched texts, what the run computed, and (once it
+    passed) which kind contributed which edits for which conflict."""
 
     sites: list[Site]
     patched: dict[str, str]
     run: RunResult
+    parts: list[_Part] = []
 
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
@@ -96,6 +88,31 @@ def repair(options: Options) -> rp.Report:
     return report
 
 
+#: Conflicts one repair follows, each diagnosed by a traced run of the script patched so far.
+MAX_ROUNDS = 6
+
+#: Errors a patched run may fail with and still have got further: another conflict. (A
+#: loss with no graph left means an edit cut too much, not that it got anywhere.)
+_AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
+
+
+class _Point(NamedTuple):
+    """Where a run of the script (as patched so far) failed, and what the tracer said."""
+
+    found: Diagnosis
+    line: str
+    backward: int
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Edits one kind contributed, with the diagnosis they answer: the report's reasons."""
+
+    kind: FixKind
+    found: Diagnosis
+    sites: tuple[Site, ...]
+
+
 @dataclass
 class _Repair:
     options: Options
@@ -103,6 +120,7 @@ class _Repair:
     runner: Runner
     started: float
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
+    _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -115,6 +133,9 @@ class _Repair:
         report.notes += warning_lines(first.warnings, own, lines)[0]
         return report
 
+    def _context(self, evidence: dict[str, Any]) -> Context:
+        return fixes.context(self.project, evidence)
+
     def _after_first(self, first: RunResult) -> rp.Report:
         early = _first_run_verdict(first, self.options.timeout)
         if early is not None:
@@ -122,20 +143,20 @@ class _Repair:
         found = diagnose(first, self.project.sources)
         if found.error_class == cls.NOT_AUTOGRAD:
             return _not_clone_fixable(found.error_class, found.line)
-        if optimizer_before_backward(found):
-            return self._unfixable_optimizer(first, found)
-        if crosses_iterations(found):
-            return self._other_kind(first, found, DETACH)
-        if found.error_class == cls.LEAF_INPLACE:
-            return self._other_kind(first, found, NO_GRAD)
-        if found.error_class == cls.BACKWARD_TWICE and found.previous_backward is not None:
-            return self._other_kind(first, found, RETAIN_GRAPH)
-        if found.error_class not in cls.CLONE_FIXABLE:
+        kinds = fixes.applicable(found, self._context({"before": first.backward}))
+        base, limit = self._base(first, found)
+        if not kinds:
             report = _not_clone_fixable(found.error_class, found.line)
-            report.explanation = explain(found, self.project.lines)
-            report.diagnosis = diagnosis_json(found)
+            report.explanation, report.diagnosis = base.explanation, base.diagnosis
             return report
-        return self._fix(first, found)
+        reference, evidence = self._reference(kinds[0].reference, found, first.backward, limit)
+        if isinstance(reference, str):
+            base.summary = reference
+            return base
+        base.reference = reference.describe()
+        ctx = self._context({"before": first.backward, **evidence})
+        start = _Point(found, first.error.line if first.error else found.line, first.backward)
+        return self._repair(base, start, kinds, reference, limit, ctx)
 
     def _base(self, first: RunResult, found: Diagnosis) -> tuple[rp.Report, int]:
         limit = first.backward + self.options.steps
@@ -153,85 +174,27 @@ class _Repair:
         self.say(f"{found.error_class}: {found.line}")
         return base, limit
 
-    def _other_kind(self, first: RunResult, found: Diagnosis, kind: str) -> rp.Report:
-        """A detach where a graph reaches across iterations; no_grad for a leaf update;
-        retain_graph for two backward calls over one graph in one iteration. Only the
-        edits the evidence points at are tried, each as a verified patched run."""
-        base, limit = self._base(first, found)
-        candidates = self._kind_candidates(found, kind)
-        if not candidates:
-            base.summary = self._no_candidates(found, kind)
-            return base
-        reference = self._kind_reference(found, kind, first.backward, limit)
-        if isinstance(reference, str):
-            base.summary = reference
-            return base
-        base.reference = reference.describe()
-        verified = self._try_predictions(candidates[: PREDICTIONS + 1], reference, limit, {})
-        if verified is None:
-            base.summary = f"none of the {kind} edits the evidence points at passed verification"
-            return base
-        if kind == DETACH and any(s.after for s in verified.sites):
-            verified = self._smaller_equivalent(base, verified, candidates, limit)
-        chosen = verified.sites
-        report = self._fixed(base, found, chosen, verified.patched, minimal=len(chosen) == 1)
-        report.notes += consequences(found, chosen, self.project.lines)
-        return report
+    # -- references ----------------------------------------------------------------------
+    def _reference(
+        self, which: str, found: Diagnosis, before: int, limit: int
+    ) -> tuple[Reference | str, dict[str, Any]]:
+        """What the kinds' patches must reproduce, with what that run showed, or why there
+        is nothing to reproduce."""
+        if which == NONE:
+            return Reference(FINITE, (), (), limit), {}
+        if which == RETAINED:
+            return self._retained(limit)
+        reference = self._same_numbers(found.error_class, before, limit)
+        return reference or "could not compute reference numbers for the correct program", {}
 
-    def _smaller_equivalent(
-        self, base: rp.Report, cut: _Verified, candidates: list[list[Site]], limit: int
-    ) -> _Verified:
-        """A detach right after the backward call cuts the graph exactly where backward
-        used it, and so defines what the patched program must compute. A cut at the read
-        that changes fewer lines is taken only if its losses and gradients are the same
-        (it is not, for instance, between the micro-steps of gradient accumulation)."""
-        most = _lines(cut.sites)
-        smaller = [c for c in candidates if not any(s.after for s in c) and _lines(c) < most][:2]
-        if not smaller:
-            return cut
-        same = Reference(FULL, cut.run.losses, cut.run.grads, cut.run.backward)
-        verified = self._try_predictions(smaller, same, limit, {})
-        if verified is None:
-            return cut
-        base.notes.append(
-            "the shorter edit was checked to compute the same losses and gradients as "
-            "detaching right after the backward call"
-        )
-        return verified
-
-    def _no_candidates(self, found: Diagnosis, kind: str) -> str:
-        """Why the evidence supports no edit of this kind, in the user's terms."""
-        if kind != RETAIN_GRAPH:
-            return f"no {kind} edit is supported by the evidence for this error"
-        if same_loss_twice(found, self.project.lines):
-            return (
-                "the same loss is backpropagated twice in one iteration; if the gradient "
-                "should count twice pass retain_graph=True to the first call, but usually "
-                "the second call is a slip to remove"
-            )
-        return _not_clone_fixable(found.error_class, found.line).summary
-
-    def _kind_candidates(self, found: Diagnosis, kind: str) -> list[list[Site]]:
-        texts = {rel: src.text for rel, src in self.project.sources.items()}
-        if kind == DETACH:
-            return detach_candidates(found, self.project.sites, texts)
-        if kind == RETAIN_GRAPH:
-            return retain_candidates(found, self.project.lines)
-        return no_grad_candidates(found, self.project.sites, texts)
-
-    def _kind_reference(self, found: Diagnosis, kind: str, before: int, limit: int
-                        ) -> Reference | str:  # fmt: skip
-        """What the kind's patch must reproduce (nothing external for a detach: it changes
-        what is differentiated; the retained-graph run for retain_graph), or why not."""
-        if kind == DETACH:
-            return Reference(FINITE, (), (), limit)
-        if kind != RETAIN_GRAPH:
-            reference = self._reference(found.error_class, before, limit)
-            return reference or "could not compute reference numbers for the correct program"
+    def _retained(self, limit: int) -> tuple[Reference | str, dict[str, Any]]:
         self.say("computing reference numbers (no backward call frees its graph)")
         ref = self.runner.run(self.project.spec(mode=RETAIN_REFERENCE, limit=limit))
         if ref.status in ("completed", "stopped"):
-            return Reference(RETAINED, ref.losses, ref.grads, ref.backward)
+            leaks = [w for w in ref.warnings if w.get("kind") == "gradient_leak"]
+            return Reference(RETAINED_NUMBERS, ref.losses, ref.grads, ref.backward), {
+                "leaks": leaks
+            }
         failure = ref.error.line if ref.error else ref.status
         error_class = cls.classify(failure)
         what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
@@ -240,49 +203,9 @@ class _Repair:
             f"still fails ({what}); something between the two backward calls (an optimizer "
             "step?) changes what the graph saved, which is a choice about training that "
             "autoclone leaves to you"
-        )
+        ), {}
 
-    def _unfixable_optimizer(self, first: RunResult, found: Diagnosis) -> rp.Report:
-        base, _ = self._base(first, found)
-        base.summary = (
-            "an optimizer step changed weights that a graph of the same iteration still "
-            "needed for backward; no single edit makes this correct"
-        )
-        base.explanation += "\n" + optimizer_advice(found, self.project.lines)
-        return base
-
-    def _fix(self, first: RunResult, found: Diagnosis) -> rp.Report:
-        base, limit = self._base(first, found)
-        reference = self._reference(found.error_class, first.backward, limit)
-        if reference is None:
-            base.summary = "could not compute reference numbers for the correct program"
-            return base
-        base.reference = reference.describe()
-        guided = self.options.strategy == "predict"
-        ranked = priority(found, self.project.sites) if guided else []
-        known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", found.line)}
-        by_id = {s.id: s for s in self.project.sites}
-        predicted = self._module_flags(found) + [[by_id[i]] for i in ranked[:PREDICTIONS]]
-        verified = self._try_predictions(predicted, reference, limit, known)
-        if verified is not None:
-            return self._fixed(base, found, verified.sites, verified.patched, minimal=True)
-        result = self._search(reference, limit, ranked, known, found.error_class)
-        return self._finish(base, found, result, reference, limit)
-
-    def _module_flags(self, found: Diagnosis) -> list[list[Site]]:
-        """``inplace=False`` where the library module that wrote in place was built, or in
-        the call that wrote (``F.relu(h, inplace=True)``): what people write."""
-        if self.options.strategy != "predict":
-            return []
-        flags = []
-        for frame in dict.fromkeys(f for f in (found.module_built, found.mutation) if f):
-            file, line = frame
-            text = self.project.lines.get(file, [])
-            if 0 < line <= len(text):
-                flags += [[s] for s in inplace_false(file, line, text[line - 1])]
-        return flags
-
-    def _reference(self, kind: str, before: int, limit: int) -> Reference | None:
+    def _same_numbers(self, kind: str, before: int, limit: int) -> Reference | None:
         if kind == cls.INPLACE_VERSION:
             self.say("computing reference numbers (allow_mutation_on_saved_tensors)")
             ref = self.runner.run(self.project.spec(mode=REFERENCE, limit=limit))
@@ -296,39 +219,212 @@ class _Repair:
             return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
         return None
 
-    def _verify(
-        self, sites: list[Site], reference: Reference, limit: int
-    ) -> tuple[Outcome, _Verified]:
-        """Run the plain patched script: the only kind of run that can approve a patch."""
-        patched = self.project.render(sites, patch_edits)
-        run = self.runner.run(self.project.spec(patched, limit=limit))
-        return judge(run, reference), _Verified(sites, patched, run)
-
-    def _try_predictions(
+    # -- the rounds ----------------------------------------------------------------------
+    def _repair(
         self,
-        candidates: list[list[Site]],
+        base: rp.Report,
+        start: _Point,
+        kinds: list[FixKind],
         reference: Reference,
         limit: int,
-        known: dict[frozenset[str], Outcome],
-    ) -> _Verified | None:
-        """The edits the evidence points at, each set verified directly as a patched run."""
-        for edit_set in candidates:
-            shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in edit_set)
-            self.say(f"run {self.runner.runs + 1}: trying {shown}")
-            outcome, verified = self._verify(edit_set, reference, limit)
-            self.say(f"  -> {_outcome_text(outcome)}")
-            known[frozenset(s.id for s in edit_set)] = outcome
+        ctx: Context,
+    ) -> rp.Report:
+        """Predict, verify, and where an edit gets the run further (the conflict gone, a
+        new one met), keep it, diagnose the new failure with the tracer, and go on; then
+        ddmin over every switchable site if the kinds allow it."""
+        searchable = any(k.name == CLONE for k in kinds)
+        guided = self.options.strategy == "predict" or not searchable
+        kept: list[_Part] = []
+        point = start
+        for _ in range(MAX_ROUNDS if guided else 0):
+            options = fixes.candidates(kinds, point.found, ctx)
+            outcome = self._round(options[: _tries(options)], kept, point, reference, limit, ctx)
+            if isinstance(outcome, _Verified):
+                return self._verified(base, outcome, kept, options, reference, limit, ctx)
+            if outcome is None:
+                break
+            kept.append(outcome[0])
+            point = outcome[1]
+            self.say(f"conflict {len(kept) + 1}: {point.found.line}")
+        if searchable and not self._out_of_time():
+            return self._search(base, start.found, kept, reference, limit)
+        reason, advice = fixes.refusal(kinds, point.found, ctx)
+        base.summary = reason or "none of the edits the evidence points at passed verification"
+        if advice:
+            base.explanation += "\n" + advice
+        return base
+
+    def _round(
+        self,
+        options: list[tuple[FixKind, Candidate]],
+        kept: list[_Part],
+        point: _Point,
+        reference: Reference,
+        limit: int,
+        ctx: Context,
+    ) -> _Verified | tuple[_Part, _Point] | None:
+        """Each candidate on top of the edits kept so far, as a verified run: one that
+        passes ends the repair; the first that gets further starts the next round."""
+        before = [s for part in kept for s in part.sites]
+        for kind, cand in options:
+            if self._failed_before([*before, *cand.sites]):
+                continue
+            outcome, verified = self._verify([*before, *cand.sites], reference, limit, kind, ctx)
             if isinstance(outcome, Passed):
-                return verified
+                return verified._replace(parts=[*kept, _Part(kind, point.found, cand.sites)])
+            if self._out_of_time():
+                return None
+            if verified.run.status and _got_further(outcome, verified.run, point):
+                nxt = self._next_conflict(verified, point, kind, limit, ctx)
+                if nxt is not None:
+                    return _Part(kind, point.found, cand.sites), nxt
         return None
 
-    def _search(
+    def _next_conflict(
+        self, verified: _Verified, point: _Point, kind: FixKind, limit: int, ctx: Context
+    ) -> _Point | None:
+        """Run the patched script under the tracer: a new conflict the same kinds can
+        repair (same reference) is the next round's; anything else ends the rounds."""
+        self.say(f"run {self.runner.runs + 1}: tracing the patched script")
+        traced = self.runner.run(self.project.spec(verified.patched, mode=LOCATE, limit=limit))
+        if traced.error is None:
+            return None
+        found = diagnose(traced, self.project.sources)
+        same_kinds = fixes.applicable(found, ctx)
+        if not same_kinds or same_kinds[0].reference != kind.reference:
+            return None
+        if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
+            return None
+        return _Point(found, traced.error.line, traced.backward)
+
+    def _failed_before(self, sites: list[Site]) -> bool:
+        known = self._known.get(frozenset(s.id for s in sites))
+        return known is not None and not isinstance(known, Passed)
+
+    def _out_of_time(self) -> bool:
+        return time.monotonic() > self.started + self.options.budget
+
+    def _verify(
         self,
+        sites: list[Site],
         reference: Reference,
         limit: int,
-        ranked: list[str],
-        known: dict[frozenset[str], Outcome],
-        original: str,
+        kind: FixKind | None = None,
+        ctx: Context | None = None,
+    ) -> tuple[Outcome, _Verified]:
+        """Run the plain patched script: the only kind of run that can approve a patch."""
+        shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in sites)
+        self.say(f"run {self.runner.runs + 1}: trying {shown}")
+        patched = self.project.render(sites, patch_edits)
+        run = self.runner.run(self.project.spec(patched, limit=limit))
+        if kind is not None and ctx is not None:
+            outcome = kind.judge(run, reference, ctx)
+        else:
+            outcome = judge(run, reference)
+        self._known[frozenset(s.id for s in sites)] = outcome
+        self.say(f"  -> {_outcome_text(outcome)}")
+        return outcome, _Verified(sites, patched, run)
+
+    # -- after a pass ---------------------------------------------------------------------
+    def _verified(
+        self,
+        base: rp.Report,
+        verified: _Verified,
+        kept: list[_Part],
+        options: list[tuple[FixKind, Candidate]],
+        reference: Reference,
+        limit: int,
+        ctx: Context,
+    ) -> rp.Report:
+        parts = verified.parts
+        minimal = True
+        if len(parts) > 1:
+            verified, minimal = self._one_minimal(verified, reference, limit, ctx)
+        elif reference.kind == FINITE and any(s.after for s in verified.sites):
+            verified = self._smaller_equivalent(base, verified, options, limit, ctx)
+        if len(verified.parts) > 1:
+            base.notes.append(
+                f"{len(verified.parts)} conflicts, each diagnosed by a traced run of the script "
+                "with the edits before it; every edit was checked to be needed"
+            )
+        return self._fixed(base, verified, minimal=minimal)
+
+    def _one_minimal(
+        self, verified: _Verified, reference: Reference, limit: int, ctx: Context
+    ) -> tuple[_Verified, bool]:
+        """Drop each kept edit set once; keep the smaller set whenever it still passes."""
+        kind = verified.parts[-1].kind
+        for part in list(verified.parts):
+            if len(verified.parts) == 1 or self._out_of_time():
+                break
+            rest = [p for p in verified.parts if p is not part]
+            sites = [s for p in rest for s in p.sites]
+            if self._failed_before(sites):
+                continue
+            outcome, smaller = self._verify(sites, reference, limit, kind, ctx)
+            if isinstance(outcome, Passed):
+                verified = smaller._replace(parts=rest)
+        return verified, not self._out_of_time()
+
+    def _smaller_equivalent(
+        self,
+        base: rp.Report,
+        cut: _Verified,
+        options: list[tuple[FixKind, Candidate]],
+        limit: int,
+        ctx: Context,
+    ) -> _Verified:
+        """A detach right after the backward call cuts the graph exactly where backward
+        used it, and so defines what the patched program must compute. A cut at the read
+        that changes fewer lines is taken only if its losses and gradients are the same
+        (it is not, for instance, between the micro-steps of gradient accumulation)."""
+        most = _lines(cut.sites)
+        smaller = [(k, c) for k, c in options if not any(s.after for s in c.sites)
+                   and _lines(list(c.sites)) < most][:2]  # fmt: skip
+        same = Reference(FULL, cut.run.losses, cut.run.grads, cut.run.backward)
+        found = cut.parts[-1].found
+        for kind, cand in smaller:
+            if self._failed_before(list(cand.sites)):
+                continue
+            outcome, verified = self._verify(list(cand.sites), same, limit)
+            if isinstance(outcome, Passed):
+                base.notes.append(
+                    "the shorter edit was checked to compute the same losses and gradients as "
+                    "detaching right after the backward call"
+                )
+                return verified._replace(parts=[_Part(kind, found, cand.sites)])
+        return cut
+
+    # -- the ddmin fallback ---------------------------------------------------------------
+    def _search(
+        self,
+        base: rp.Report,
+        found: Diagnosis,
+        kept: list[_Part],
+        reference: Reference,
+        limit: int,
+    ) -> rp.Report:
+        """ddmin over every switchable site (clones and out-of-place rewrites), the edits
+        the rounds kept tried first; the result is verified as a plain patched run."""
+        guided = self.options.strategy == "predict"
+        ranked = [s.id for p in kept for s in p.sites] if guided else []
+        ranked += priority(found, self.project.sites) if guided else []
+        result = self._ddmin(reference, limit, ranked, found.error_class)
+        if result.best is None:
+            base.summary = _no_fix_reason(result, len(self.project.sites))
+            return base
+        chosen = [s for s in self.project.sites if s.id in result.best]
+        self.say("verifying the patched script")
+        verdict, verified = self._verify(chosen, reference, limit)
+        if not isinstance(verdict, Passed):
+            base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
+            return base
+        parts = [_Part(fixes.kind_of(s), found, (s,)) for s in chosen]
+        return self._fixed(base, verified._replace(parts=parts), minimal=result.minimal,
+                           stopped=result.stopped)  # fmt: skip
+
+    def _ddmin(
+        self, reference: Reference, limit: int, ranked: list[str], original: str
     ) -> SearchResult:
         instrumented = self.project.render(self.project.sites, instrument_edits)
         base = self.project.spec(instrumented, mode=PLAIN, limit=limit)
@@ -341,6 +437,8 @@ class _Repair:
 
         deadline = self.started + self.options.budget
         ids = [s.id for s in self.project.sites]
+        known: dict[frozenset[str], Outcome] = {frozenset(): Failed("original", original)}
+        known |= {k: v for k, v in self._known.items() if k <= set(ids)}
         if self.options.strategy == "linear":
             self.say(f"stripping clones one by one from {len(ids)} candidate sites")
             return linear_elimination(
@@ -358,56 +456,29 @@ class _Repair:
             jobs=jobs_for(self.options, self._trial_seconds),
         )
 
-    def _finish(
-        self,
-        base: rp.Report,
-        found: Diagnosis,
-        result: SearchResult,
-        reference: Reference,
-        limit: int,
-    ) -> rp.Report:
-        if result.best is None:
-            base.summary = _no_fix_reason(result, len(self.project.sites))
-            return base
-        chosen = [s for s in self.project.sites if s.id in result.best]
-        self.say("verifying the patched script")
-        verdict, verified = self._verify(chosen, reference, limit)
-        if not isinstance(verdict, Passed):
-            base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
-            return base
-        return self._fixed(
-            base, found, chosen, verified.patched, minimal=result.minimal, stopped=result.stopped
-        )
-
+    # -- the report -----------------------------------------------------------------------
     def _fixed(
-        self,
-        base: rp.Report,
-        found: Diagnosis,
-        chosen: list[Site],
-        patched: dict[str, str],
-        *,
-        minimal: bool,
-        stopped: bool = False,
+        self, base: rp.Report, verified: _Verified, *, minimal: bool, stopped: bool = False
     ) -> rp.Report:
-        unsafe = self._at_full_size(patched)
+        unsafe = self._at_full_size(verified.patched)
         if unsafe is not None:
             base.summary = unsafe
             return base
-        sources = self.project.sources
-        changes = [
-            (sources[rel], patch_edits([s for s in chosen if s.file == rel])) for rel in patched
-        ]
+        sources, chosen = self.project.sources, verified.sites
+        changes = [(sources[rel], patch_edits([s for s in chosen if s.file == rel]))
+                   for rel in verified.patched]  # fmt: skip
         base.status, base.minimal = rp.FIXED, minimal
         try:
             base.patch_bytes = render_diff_bytes(changes, relative_to=self.options.cwd)
         except PatchError as exc:
-            base.summary = f"the verified patch cannot be written: {exc}"
+            base.status, base.summary = rp.UNFIXABLE, f"the verified patch cannot be written: {exc}"
             return base
         base.patch = render_diff(changes, relative_to=self.options.cwd)
         base.edits = rp.edits_of(chosen)
-        base.changes = [(sources[rel], text) for rel, text in patched.items()]
-        lines = self.project.lines
-        base.explanation += "\n" + "\n".join(rp.why(s, found, lines) for s in chosen)
+        base.changes = [(sources[rel], text) for rel, text in verified.patched.items()]
+        base.explanation += _reasons(verified.parts, self.project.lines)
+        for part in verified.parts:
+            base.notes += part.kind.notes(part.found, part.sites, self.project.lines)
         kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))
         n = len(chosen)
         base.summary = (
@@ -417,7 +488,6 @@ class _Repair:
         if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
-
 
     def _at_full_size(self, patched: dict[str, str]) -> str | None:
         """Trials ran shrunk: the patch must also run K steps at the user's own sizes.
@@ -435,6 +505,35 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
+
+
+def _tries(options: list[tuple[FixKind, Candidate]]) -> int:
+    """Predicted edits verified per round: every inplace=False flag (ranked below 0) and
+    the best ``PREDICTIONS`` + 1 of the rest."""
+    return sum(1 for _, c in options if c.rank < 0) + PREDICTIONS + 1
+
+
+def _got_further(outcome: Outcome, run: RunResult, point: _Point) -> bool:
+    """The patched run failed with an autograd error, a different one or later."""
+    if not isinstance(outcome, Failed) or outcome.kind not in _AUTOGRAD or run.error is None:
+        return False
+    return run.error.line != point.line or run.backward > point.backward
+
+
+def _conflict(found: Diagnosis) -> tuple[Any, ...]:
+    return (found.error_class, found.saved, found.mutation, found.view, found.module_built,
+            found.carry_consumer, found.previous_backward)  # fmt: skip
+
+
+def _reasons(parts: list[_Part], lines: dict[str, list[str]]) -> str:
+    """Why each edit fixes the conflict it answers; a later conflict is explained first."""
+    out = []
+    for index, part in enumerate(parts):
+        if index:
+            out.append(f"Conflict {index + 1}, met once the edits above were in:\n"
+                       + explain(part.found, lines))  # fmt: skip
+        out += [part.kind.why(s, part.found, lines) for s in part.sites]
+    return "\n" + "\n".join(out)
 
 
 def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:

@@ -11,23 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoclone.classify import INPLACE_VERSION
 from autoclone.codemods.sites import (
-    ARG,
-    ASSIGN,
-    DETACH,
-    INPLACE,
-    INPLACE_FALSE,
-    ITEM,
-    NO_GRAD,
-    OPERAND,
-    OUT_OF_PLACE,
-    RETAIN_GRAPH,
-    STATEMENT,
-    SUBSCRIPT,
     Site,
 )
-from autoclone.diagnose import Diagnosis, op_name, where
 from autoclone.patch import SourceFile
 
 FIXED = "fixed"
@@ -100,85 +86,6 @@ class Report:
             "diagnosis": self.diagnosis,
             "shrunk": self.shrunk,
         }
-
-
-_WHAT = {
-    ASSIGN: "the value assigned",
-    SUBSCRIPT: "the slice read",
-    ARG: "the argument",
-    OPERAND: "the operand",
-}
-
-
-def why(site: Site, d: Diagnosis, lines: dict[str, list[str]]) -> str:
-    """Why this clone removes the conflict without changing what is computed."""
-    at = where((site.file, site.line), lines)
-    if site.fix in (DETACH, ITEM):
-        carried = site.assigned or site.target
-        fix = f"Fix at {at}: `{site.code}`"
-        if site.kind == STATEMENT:  # a statement of its own, inserted before the reading one
-            fix = f"Fix: `{site.code}` just before {at}"
-        if site.after:  # inserted after the backward call that used the graph
-            fix = f"Fix: `{site.code}` right after {where((site.file, site.after), lines)}"
-        return (
-            f"{fix}: the graph built in one iteration is no longer "
-            f"carried into the next through `{carried}`, so backward stops at this iteration."
-        )
-    if site.fix == INPLACE_FALSE:
-        return (
-            f"Fix at {at}: `inplace=False`: the module then writes its result into a new "
-            "tensor, and the tensor saved for backward stays as it was."
-        )
-    if site.fix == NO_GRAD:
-        return (
-            f"Fix: `with torch.no_grad():` around {at}: an update of a leaf tensor is not "
-            "part of the model's computation, so autograd must not record it."
-        )
-    if site.fix == OUT_OF_PLACE:
-        return _why_out_of_place(site, d, at)
-    if site.fix == RETAIN_GRAPH:
-        return (
-            f"Fix at {at}: `retain_graph=True`: this backward call keeps the buffers its "
-            "graph saved, so the second backward call through the same graph can use them."
-        )
-    if site.kind == INPLACE:
-        fix = f"Fix: `{site.code}` just before {at}: "
-        if d.error_class == INPLACE_VERSION:
-            return fix + (
-                "the write lands in a private copy, so the tensor saved for "
-                "backward keeps the version it had when it was saved."
-            )
-        return fix + "the write goes to an ordinary tensor instead of a view autograd cannot track."
-    fix = f"Fix at {at}: clone {_WHAT.get(site.kind, 'the value')} `{site.target}`: "
-    if d.error_class != INPLACE_VERSION:
-        return fix + (
-            "the in-place write then modifies an ordinary tensor instead of a view "
-            "whose changes autograd cannot track."
-        )
-    if (site.file, site.line) == d.mutation and d.mutation != d.saved:
-        return fix + (
-            f"the in-place {d.mutation_op or 'operation'} then writes into a copy, and the "
-            "tensor saved for backward stays as it was."
-        )
-    saver = op_name(d.saved_op) or "the operation"
-    return fix + (
-        f"{saver} then saves a private copy, which the later in-place write cannot reach; "
-        "everything else still sees the write."
-    )
-
-
-def _why_out_of_place(site: Site, d: Diagnosis, at: str) -> str:
-    """The rewrite computes the same numbers; only where they are stored changes."""
-    fix = f"Fix at {at}: `{site.code}`: the result goes into a new tensor bound to `{site.target}`"
-    if d.error_class != INPLACE_VERSION:
-        return fix + (
-            ", an ordinary tensor instead of a view autograd cannot let you write into; "
-            "the numbers are the same."
-        )
-    return fix + (
-        ", so the tensor saved for backward keeps the values it had when it was saved; "
-        "the numbers are the same."
-    )
 
 
 def edits_of(sites: Sequence[Site]) -> list[Edit]:

@@ -27,7 +27,7 @@ from autoclone.codemods.sites import (
     find_sites,
 )
 from autoclone.diagnose import Diagnosis, priority
-from autoclone.kinds import detach_candidates
+from autoclone.fixes.detach import detach_candidates
 from autoclone.patch import SourceFile, apply_edits
 
 SOURCE = textwrap.dedent(

@@ -1,0 +1,81 @@
+"""The fix kinds, one module each, in the order the repair consults them.
+
+A diagnosis is offered the kinds that support it and share the first one's reference
+(the kinds judged alike: inplace=False, out of place and clone all keep the numbers); their
+candidates interleave by rank. Adding a kind means one module here, listed in ``KINDS``,
+and its fixtures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from autoclone.codemods.sites import Site
+from autoclone.diagnose import Diagnosis
+from autoclone.fixes import (
+    clone,
+    detach,
+    detach_shared,
+    detach_target,
+    inplace_false,
+    no_grad,
+    optimizer_step,
+    out_of_place,
+    retain_graph,
+)
+from autoclone.fixes.base import Candidate, Context, FixKind
+from autoclone.session import Project
+
+#: Consulted in this order; the first kind that supports a diagnosis sets the reference.
+KINDS: tuple[FixKind, ...] = (
+    optimizer_step.KIND,
+    detach_target.KIND,
+    detach.KIND,
+    no_grad.KIND,
+    detach_shared.KIND,
+    retain_graph.KIND,
+    inplace_false.KIND,
+    out_of_place.KIND,
+    clone.KIND,
+)
+
+
+def context(project: Project, evidence: Mapping[str, Any]) -> Context:
+    """What the kinds see of a project, with what the runs so far showed."""
+    texts = {rel: src.text for rel, src in project.sources.items()}
+    return Context(project.sites, texts, project.lines, evidence)
+
+
+def applicable(found: Diagnosis, ctx: Context) -> list[FixKind]:
+    """The kinds that support the diagnosis and are judged like the first of them."""
+    supporting = [k for k in KINDS if k.supports(found, ctx)]
+    return [k for k in supporting if k.reference == supporting[0].reference]
+
+
+def candidates(
+    kinds: list[FixKind], found: Diagnosis, ctx: Context
+) -> list[tuple[FixKind, Candidate]]:
+    """Every kind's candidates, best rank first (ties: the order of ``KINDS``), each edit
+    set once."""
+    pairs = [(c.rank, n, k, c) for n, k in enumerate(kinds) for c in k.candidates(found, ctx)]
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for _, _, kind, cand in sorted(pairs, key=lambda p: (p[0], p[1])):
+        key = tuple(s.id for s in cand.sites)
+        if cand.sites and key not in seen:
+            seen.add(key)
+            out.append((kind, cand))
+    return out
+
+
+def kind_of(site: Site) -> FixKind:
+    """The kind that renders and explains a site found by the search (clone, out of place)."""
+    return next((k for k in KINDS if k.name == site.fix), clone.KIND)
+
+
+def refusal(kinds: list[FixKind], found: Diagnosis, ctx: Context) -> tuple[str, str]:
+    """Why none of the kinds had an edit, and what a person would do instead."""
+    reason = next((r for r in (k.refusal(found, ctx) for k in kinds) if r), "")
+    advice = next((a for a in (k.advice(found, ctx) for k in kinds) if a), "")
+    return reason, advice

@@ -1,0 +1,102 @@
+"""What every fix kind provides, and what it is given to decide.
+
+A fix kind is one module under ``autoclone.fixes`` exposing ``KIND``, an object with
+this interface. The repair loop never branches on a kind's name: it asks each kind
+whether the diagnosis supports it, for its candidate edit sets (best first, with a
+rank so kinds judged alike interleave), which reference run judges them, how a run is
+judged against it, and the sentences that explain a chosen edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from autoclone.codemods.sites import Site
+from autoclone.diagnose import Diagnosis
+from autoclone.oracle import Reference, judge
+from autoclone.outcomes import Outcome
+from autoclone.trial import RunResult
+
+#: Reference runs a kind can ask for (``autoclone.repair`` computes them once each).
+#: The numbers the script meant: the run under ``allow_mutation_on_saved_tensors`` for a
+#: version error, else the failing step's forward pass with grad disabled.
+SAME_NUMBERS = "same_numbers"
+RETAINED = "retained"  # no backward call frees its graph
+NONE = "none"  # a detach: what is differentiated changes on purpose
+
+
+@dataclass(frozen=True)
+class Context:
+    """The user's project as the kinds see it: sites, texts and lines, read once, and
+    what the runs showed (``evidence``: ``before``, the backward calls the original
+    completed; ``leaks``, gradient leaks between optimizers in the retained-graph run)."""
+
+    sites: Sequence[Site]
+    texts: Mapping[str, str]
+    lines: Mapping[str, list[str]]
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def line(self, file: str, number: int) -> str:
+        text = self.lines.get(file, [])
+        return text[number - 1] if 0 < number <= len(text) else ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One edit set to verify. Lower ``rank`` is tried first among kinds judged alike."""
+
+    rank: float
+    sites: tuple[Site, ...]
+
+
+class FixKind(Protocol):
+    """One way of repairing an autograd error; see the module docstring."""
+
+    name: str
+    reference: str
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool: ...
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]: ...
+
+    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome: ...
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str: ...
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]: ...
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str: ...
+
+    def advice(self, found: Diagnosis, ctx: Context) -> str: ...
+
+
+class Kind:
+    """Defaults most kinds share: the reference's own verdict, no extra notes, and a
+    refusal that says no edit of this kind fits."""
+
+    name = ""
+    reference = SAME_NUMBERS
+
+    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
+        return judge(run, reference)
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return []
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        return f"no {self.name} edit is supported by the evidence for this error"
+
+    def advice(self, found: Diagnosis, ctx: Context) -> str:
+        """What a person would do where this kind offers nothing: ends every refusal."""
+        return ""
+
+
+def ranked(sites: Sequence[Sequence[Site]], start: float = 0.0) -> list[Candidate]:
+    """Edit sets in the order given, ranked from ``start``."""
+    return [Candidate(start + i, tuple(s)) for i, s in enumerate(sites)]

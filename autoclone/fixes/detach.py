@@ -1,0 +1,248 @@
+"""``.detach()`` (or ``float()`` for an accumulator) of a state carried from one iteration
+into the next: ``h = h_next.detach()``, ``hidden = tuple(h.detach() for h in hidden)``,
+``total_loss = float(total_loss) + loss``. It changes what is differentiated, so it is
+offered only where the tracer's carry edge shows a graph reaching across iterations,
+first right after the backward call (where the graph's use ends), and the report says
+what is no longer differentiated. A patch is judged by K steps with finite losses.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from autoclone.codemods.rewrites import (
+    as_detach,
+    as_item,
+    as_item_update,
+    as_optional_detach,
+    as_optional_tuple_detach,
+    as_tuple_detach,
+    detach_after,
+)
+from autoclone.codemods.sites import (
+    ARG,
+    ASSIGN,
+    DETACH,
+    ITEM,
+    OPERAND,
+    OUT_OF_PLACE,
+    STATEMENT,
+    SUBSCRIPT,
+    Site,
+)
+from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
+_BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
+
+
+def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
+    """Variables read on the consumer line that are assigned on or after it: values that
+    survive into the next iteration. Best first: assigned later in the loop body."""
+    file, line = frame
+    read = [s.target for s in sites if (s.file, s.line) == (file, line)
+            and s.kind in (ARG, OPERAND) and _IDENTIFIER.match(s.target)]  # fmt: skip
+    assigned = {name: s.line for s in sites if s.file == file and s.kind == ASSIGN
+                and s.line >= line for name in s.bound}  # fmt: skip
+    carried = [name for name in dict.fromkeys(read) if name in assigned]
+    return sorted(carried, key=lambda name: -assigned[name])
+
+
+def _carry_sets(frame: Frame, sites: Sequence[Site], text: str) -> list[list[Site | None]]:
+    file, line = frame
+    on_line = [s for s in sites if (s.file, s.line) == (file, line)]
+    carried = _carried(frame, sites)
+    reads = {n: [s for s in on_line if s.target == n and s.kind == ARG] for n in carried}
+    sets: list[list[Site | None]] = []
+    together = [as_detach(r[0]) for r in reads.values() if r]
+    if len(together) > 1:
+        sets.append(together)
+    for name in carried:
+        later = [s for s in sites if s.file == file and s.kind == ASSIGN and s.assigned == name
+                 and s.line > line]  # fmt: skip
+        sets += [[as_detach(s)] for s in sorted(later, key=lambda s: -s.line)]
+        mine = [s for s in on_line if s.target == name and s.kind in (ARG, OPERAND)]
+        variants = _read_variants(sites, _starts_as_none(name, text))
+        sets += [[variant(s)] for s in mine for variant in variants]
+    updates = [s for s in on_line if s.fix == OUT_OF_PLACE and s.kind == STATEMENT]
+    sets += [[as_item_update(s)] for s in updates]  # ``total += loss`` carries ``total``
+    return sets
+
+
+def _after_backward_sets(
+    found: Diagnosis, frames: Sequence[Frame], sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[list[Site | None]]:
+    """The carried variables detached right after the backward call, tried first: that
+    cuts the graph exactly at backward boundaries. A cut at every read would also cut
+    between micro-steps of gradient accumulation, silently training on less data."""
+    call = found.previous_backward or found.failing
+    if call is None:
+        return []
+    file, line = call
+    lines = texts.get(file, "").splitlines()
+    if not 0 < line < len(lines):
+        return []
+    scope = scope_of(texts[file], line)
+    outer = next((f for f in frames if f[0] == file and scope_of(texts[file], f[1]) == scope),
+                 None)  # fmt: skip
+    if outer is None:
+        return []
+    updated = [s.target for s in sites if (s.file, s.line) == outer
+               and s.fix == OUT_OF_PLACE and s.kind == STATEMENT]  # fmt: skip
+    names = list(dict.fromkeys(_carried(outer, sites) + updated))
+    lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
+    many = lstm and len(names) == 1  # an LSTM's state in one variable is the pair (h, c)
+    text = lines[line - 1]
+    each = [detach_after(file, line, text, name, many=many) for name in names]
+    return ([each] if len(each) > 1 else []) + [[site] for site in each]
+
+
+def loop_of(source: str, line: int) -> tuple[int, int]:
+    """Lines of the innermost ``for``/``while`` around ``line`` (none: ``(0, 0)``)."""
+    return _innermost(source, line, (ast.For, ast.AsyncFor, ast.While))
+
+
+def scope_of(source: str, line: int) -> tuple[int, int]:
+    """Lines of the innermost function around ``line`` (the module: ``(0, 0)``): a frame
+    whose variables the statement after the backward call can see."""
+    return _innermost(source, line, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def _innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> tuple[int, int]:
+    best = (0, 0)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, kinds):
+            start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+            if start <= line <= end and start > best[0]:
+                best = (start, end)
+    return best
+
+
+def _starts_as_none(name: str, text: str) -> bool:
+    """``h = None`` somewhere, or ``h=None`` as a parameter default."""
+    return re.search(rf"(^\s*{re.escape(name)}\s*=\s*None\b|\b{re.escape(name)}\s*=\s*None\s*[,)])",
+                     text, re.MULTILINE) is not None  # fmt: skip
+
+
+def _read_variants(
+    sites: Sequence[Site], maybe_none: bool
+) -> tuple[Callable[[Site], Site | None], ...]:
+    """Ways to cut a carried read, best first. A state held as one tuple cannot be
+    ``.detach()``-ed as a whole; when the program builds an LSTM (whose state is the pair
+    ``(h, c)``) the tuple's tensors are detached first, else right after a plain detach.
+    A state that starts as ``None`` is only detached once it exists."""
+    lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
+    if maybe_none:
+        if lstm:
+            return (as_optional_tuple_detach, as_optional_detach)
+        return (as_optional_detach, as_optional_tuple_detach)
+    if lstm:
+        return (as_tuple_detach, as_detach, as_item)
+    return (as_detach, as_tuple_detach, as_item)
+
+
+def detach_candidates(
+    found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str] | None = None
+) -> list[list[Site]]:
+    """Edit sets to try, best first, for each user frame of the consuming node from the
+    outermost (the training loop that carries state) in: ``h = h_next.detach()`` where
+    the carried variable is reassigned later in the loop; for a state of several tensors
+    (``(h, c)``) all of its reads together; for an accumulator (reassigned on the line
+    that reads it) its read, detached or as a plain number. Last, single reads on the
+    innermost consuming line. A state that starts as ``None`` gets a None-safe detach."""
+    frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
+    if not frames:
+        return []
+    texts = texts or {}
+    sets = _after_backward_sets(found, frames, sites, texts)
+    sets += [edit_set for frame in reversed(frames)
+             for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
+    file, line = frames[0]
+    rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
+                   and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
+    sets += [[as_detach(s)] for s in rest]
+    unique: dict[tuple[str, ...], list[Site]] = {}
+    for edit_set in sets:
+        if edit_set and all(s is not None for s in edit_set):
+            chosen = [s for s in edit_set if s is not None]
+            unique.setdefault(tuple(s.id for s in chosen), chosen)
+    return list(unique.values())
+
+
+def consequences(
+    found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+) -> list[str]:
+    """What the edits change, said plainly: the report owes the user this."""
+    notes: list[str] = []
+    site = chosen[0]
+    carried = ", ".join(f"`{s.assigned or s.target}`" for s in chosen)
+    if site.fix == DETACH and _backpropagated(site, lines):
+        notes.append(
+            f"this changes what is differentiated: each backward call now differentiates "
+            f"only what {carried} gathered since the previous one; the values it keeps (and "
+            "prints) are unchanged"
+        )
+    elif site.fix == DETACH:
+        notes.append(
+            f"this changes what is differentiated: gradients no longer flow from one "
+            f"iteration into the previous one through {carried} (truncated "
+            "backpropagation through time, the usual cure for a carried state)"
+        )
+    elif site.fix == ITEM:
+        notes.append(
+            f"this changes what is differentiated: {carried} keeps the value of earlier "
+            "iterations but not their graphs, so each backward differentiates only the "
+            "current step's part"
+        )
+    if site.fix in (DETACH, ITEM):
+        failing = found.failing
+        text = lines.get(failing[0], [""] * failing[1])[failing[1] - 1] if failing else ""
+        if "retain_graph=True" in text:
+            notes.append(
+                f"`retain_graph=True` at {where(failing, lines)} is then unnecessary and "
+                "keeps every step's graph in memory; consider removing it"
+            )
+    return notes
+
+
+def _backpropagated(site: Site, lines: Mapping[str, list[str]]) -> bool:
+    """The detached variable is the one backward was called on: an accumulator."""
+    text = lines.get(site.file, [])
+    if not site.after or not 0 < site.after <= len(text):
+        return False
+    return text[site.after - 1].strip().startswith(f"{site.target}.backward(")
+
+
+class Detach(Kind):
+    name = DETACH
+    reference = NONE
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return crosses_iterations(found)
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return ranked(detach_candidates(found, ctx.sites, ctx.texts))
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        at = where((site.file, site.line), lines)
+        carried = site.assigned or site.target
+        fix = f"Fix at {at}: `{site.code}`"
+        if site.kind == STATEMENT:  # a statement of its own, inserted before the reading one
+            fix = f"Fix: `{site.code}` just before {at}"
+        if site.after:  # inserted after the backward call that used the graph
+            fix = f"Fix: `{site.code}` right after {where((site.file, site.after), lines)}"
+        return (
+            f"{fix}: the graph built in one iteration is no longer "
+            f"carried into the next through `{carried}`, so backward stops at this iteration."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return consequences(found, chosen, lines)
+
+
+KIND = Detach()

@@ -1,0 +1,105 @@
+"""``D(fake.detach())``: the GAN's forgotten detach. Two losses share a subgraph (the
+generator's output feeds the discriminator's loss and the generator's loss); the first
+backward call frees it. ``retain_graph=True`` would remove the crash, but the retained run
+shows the first call's gradients reaching parameters of another optimizer, which steps on
+them with no ``zero_grad`` in between: the generator would train on both losses. The cure
+is to detach the shared tensor where the first loss reads it.
+
+Judged against the retained-graph run: every loss up to and including the first one past
+the original crash must be the same (the detach changes no forward value, and the first
+optimizer's gradients are those of its own loss either way), then K steps with finite
+losses (the later optimizer now steps on its own loss alone, so the numbers part ways).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from autoclone.codemods.rewrites import as_detach
+from autoclone.codemods.sites import ARG, ASSIGN, Site
+from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes.base import RETAINED, Candidate, Context, Kind
+from autoclone.fixes.retain_graph import two_calls_one_graph
+from autoclone.oracle import FINITE, Reference, judge, same
+from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.trial import RunResult
+
+
+def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
+    """Reads of the shared tensor (bound where the older graph was made) between that
+    line and the first backward call: where the first loss takes it in."""
+    made, first = found.carry_producer, found.previous_backward
+    if made is None or first is None or made[0] != first[0]:
+        return []
+    names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN for n in s.bound}
+    return [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
+            and s.kind == ARG and s.target in names]  # fmt: skip
+
+
+def _first(frames: Sequence[Sequence[object]]) -> tuple[str, int] | None:
+    return (str(frames[0][0]), int(str(frames[0][1]))) if frames else None
+
+
+class DetachShared(Kind):
+    name = "detach_shared"
+    reference = RETAINED
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return two_calls_one_graph(found)
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        if not ctx.evidence.get("leaks"):
+            return []
+        edits = [as_detach(s) for s in shared_reads(found, ctx.sites)]
+        reads = [s for s in edits if s is not None]
+        together = [Candidate(-1.0, tuple(reads))] if len(reads) > 1 else []
+        return together + [Candidate(i, (s,)) for i, s in enumerate(reads)]
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        leaks = ctx.evidence.get("leaks") or []
+        if not leaks:
+            return ""
+        return (
+            f"retain_graph=True at {where(found.previous_backward, ctx.lines)} would leak that "
+            "backward call's gradients into parameters of another optimizer, which steps on "
+            f"them at {where(_first(leaks[0]['step_frames']), ctx.lines)} without zero_grad() "
+            "in between; "
+            "no read of a shared tensor to detach was found. Detach the tensor both losses "
+            "share where the first loss reads it (for a GAN: `D(fake.detach())`), or call "
+            "that optimizer's zero_grad() after the first backward call"
+        )
+
+    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
+        outcome = judge(run, Reference(FINITE, (), (), reference.steps))
+        if not isinstance(outcome, Passed):
+            return outcome
+        upto = int(ctx.evidence.get("before", 0)) + 1
+        for index, (mine, ref) in enumerate(zip(run.losses[:upto], reference.losses[:upto],
+                                                strict=False)):  # fmt: skip
+            if not same(mine, ref):
+                return Failed("numbers", f"loss at backward call {index + 1} is {mine}, the "
+                              f"run with every graph retained has {ref}")  # fmt: skip
+        return Passed()
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        leak = found.previous_backward
+        return (
+            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the loss "
+            f"backpropagated at {where(leak, lines)} no longer reaches into the graph that "
+            f"made `{site.target}`, so it neither frees that graph nor leaves its gradients in "
+            "parameters that another optimizer steps on."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return [
+            "retain_graph=True on the first backward call would also remove the error, but "
+            "then its gradients reach parameters of an optimizer that steps later without "
+            "zero_grad() in between (for a GAN: the generator trains on the discriminator's "
+            "loss too); with the detach each optimizer steps on its own loss alone. The "
+            "losses match the run with every graph retained up to that optimizer's first step"
+        ]
+
+
+KIND = DetachShared()

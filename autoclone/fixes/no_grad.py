@@ -1,0 +1,59 @@
+"""``with torch.no_grad():`` around an in-place update of a leaf that requires grad (manual
+SGD, re-initialising a weight), with the updates next to it: the update is not part of
+the model's computation, so autograd must not record it. Rewriting it out of place would
+silently turn the parameter into a non-leaf that no optimizer updates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from autoclone.classify import LEAF_INPLACE
+from autoclone.codemods.rewrites import as_no_grad
+from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
+from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
+from autoclone.fixes.base import Candidate, Context, Kind, ranked
+
+
+class NoGrad(Kind):
+    name = NO_GRAD
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return found.error_class == LEAF_INPLACE and not optimizer_before_backward(found)
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        frame = found.mutation or found.failing
+        if frame is None:
+            return []
+        file, line = frame
+        updates = {s.line: s for s in ctx.sites
+                   if s.file == file and s.kind == INPLACE and s.own_line}  # fmt: skip
+        hit = updates.get(line)
+        if hit is None:
+            return []
+        first, last = line, line
+        while first - 1 in updates and updates[first - 1].indent == hit.indent:
+            first -= 1
+        while last + 1 in updates and updates[last + 1].indent == hit.indent:
+            last += 1
+        blocks = [(updates[first], tuple(range(first + 1, last + 1))), (hit, ())]
+        wrapped = [as_no_grad(site, ctx.texts[file], block) for site, block in blocks]
+        unique = {s.id + str(s.block): [s] for s in wrapped if s is not None}
+        return ranked(list(unique.values()))
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix: `with torch.no_grad():` around {where((site.file, site.line), lines)}: an "
+            "update of a leaf tensor is not part of the model's computation, so autograd must "
+            "not record it."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return [
+            "the update now runs outside autograd, as a parameter update means to; the "
+            "numbers match the original up to the failing step and the update's own values"
+        ]
+
+
+KIND = NoGrad()
