@@ -25,7 +25,7 @@ from autoclone import report as rp
 from autoclone.explain import explain_script
 from autoclone.patch import PatchError, check_patch, write_files
 from autoclone.repair import repair
-from autoclone.session import Options
+from autoclone.session import Options, dry_run_refusal, editor_paths
 
 #: The longest --timeout / --budget accepted: a week is longer than any trial should take,
 #: and far below what select() and time_t can represent.
@@ -151,7 +151,8 @@ def fix(
         options = replace(options, jobs=jobs)
     if dry_run or fmt is Format.json:
         _need_stdout()
-    report = repair(options)
+    refusal = dry_run_refusal(options) if dry_run else None
+    report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
     _only_a_patch_that_applies(report, dry_run)
     if report.status == rp.FIXED and not dry_run:
         _apply(report)
@@ -185,6 +186,7 @@ def explain(
     )
     _need_stdout()
     result = explain_script(options)
+    result.editor = editor_paths(result.editor, options)
     if fmt is Format.json:
         _out(json.dumps(result.as_json(), indent=2) + "\n")
     elif result.text:

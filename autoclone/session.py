@@ -8,9 +8,11 @@ trial sees it (``--set`` overrides and the shrink plan applied, the patch never)
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,10 +21,11 @@ import libcst as cst
 
 from autoclone.child import ANOMALY, LOCATE
 from autoclone.codemods.knobs import Knob, find_knobs, merge
-from autoclone.codemods.overrides import apply_overrides, argparse_options, module_constants
+from autoclone.codemods.overrides import apply_overrides
 from autoclone.codemods.sites import Site, find_sites
 from autoclone.patch import SourceFile, apply_edits
 from autoclone.project import user_files
+from autoclone.setvalues import argparse_calls, check_option_value, constant_value, module_values
 from autoclone.shrink import Plan
 from autoclone.shrink import first_run as shrunk_first_run
 from autoclone.trial import Runner, RunResult, RunSpec
@@ -114,29 +117,12 @@ class Project:
 
 def load_project(options: Options) -> Project:
     """Read and analyse the user's files; every problem becomes a ``BadInput`` line."""
-    script = options.script.resolve()
-    if not script.exists():
-        raise BadInput(f"{options.script}: no such file")
-    if not script.is_file():
-        raise BadInput(f"{options.script}: not a file")
-    root = (options.root or script.parent).resolve()
-    if not script.is_relative_to(root):
-        raise BadInput(f"{options.script}: not under the project root {root}")
+    script, root = _script_and_root(options)
     sources, sites = {}, []
     for path in user_files(script, root):
         rel = path.relative_to(root).as_posix()
-        shown = _shown(path, options.cwd)
-        try:
-            sources[rel] = SourceFile.read(path)
-            compile(sources[rel].text, shown, "exec", dont_inherit=True)
-            sites.extend(find_sites(sources[rel].text, rel))
-        except SyntaxError as exc:
-            where = f"{shown}:{exc.lineno}:{exc.offset or 0}"
-            raise BadInput(f"{where}: syntax error: {exc.msg}") from exc
-        except (UnicodeDecodeError, LookupError, OSError) as exc:
-            raise BadInput(f"{shown}: cannot read: {exc}") from exc
-        except cst.ParserSyntaxError as exc:
-            raise BadInput(f"{shown}:{exc.raw_line}:{exc.raw_column}: syntax error") from exc
+        sources[rel] = _read_source(path, _shown(path, options.cwd))
+        sites.extend(find_sites(sources[rel].text, rel))
     knobs = merge(
         knob
         for rel, src in sources.items()
@@ -146,26 +132,105 @@ def load_project(options: Options) -> Project:
     return Project(root, sources, sites, _constants(options.overrides, sources), knobs)
 
 
-def _shown(path: Path, cwd: Path) -> str:
-    """A path as the user would type it: relative to where they stand when possible."""
+#: Suffixes of files that are not Python source, with what to say instead of running them.
+NOT_PYTHON = {
+    ".ipynb": "notebooks are not supported yet; export the code with "
+    "`jupyter nbconvert --to script {name}` and repair the .py file",
+}
+
+
+def _script_and_root(options: Options) -> tuple[Path, Path]:
+    script = options.script.resolve()
+    if not script.exists():
+        raise BadInput(f"{options.script}: no such file")
+    if not script.is_file():
+        raise BadInput(f"{options.script}: not a file")
+    refusal = NOT_PYTHON.get(script.suffix.lower())
+    if refusal:
+        raise BadInput(f"{options.script}: " + refusal.format(name=options.script))
+    root = (options.root or script.parent).resolve()
+    if not script.is_relative_to(root):
+        raise BadInput(f"{options.script}: not under the project root {root}")
+    return script, root
+
+
+def _read_source(path: Path, shown: str) -> SourceFile:
+    """Read and compile one file; its problem, located as the user would type it."""
     try:
-        return path.relative_to(cwd.resolve()).as_posix()
+        src = SourceFile.read(path)
+        compile(src.text, shown, "exec", dont_inherit=True)
+        cst.parse_module(src.text)
+    except SyntaxError as exc:
+        where = f"{shown}:{exc.lineno}:{exc.offset or 0}" if exc.lineno else shown
+        raise BadInput(f"{where}: syntax error: {exc.msg}") from exc
+    except (UnicodeDecodeError, LookupError, OSError, ValueError) as exc:
+        raise BadInput(f"{shown}: cannot read: {exc}") from exc
+    except cst.ParserSyntaxError as exc:
+        raise BadInput(f"{shown}:{exc.raw_line}:{exc.raw_column}: syntax error") from exc
+    return src
+
+
+def dry_run_refusal(options: Options) -> str | None:
+    """``--dry-run`` prints a diff for ``git apply`` where the user stands; for a script
+    outside that folder no such diff exists (``git apply`` refuses ``../``), so say so
+    before spending minutes on the repair."""
+    script = options.script.resolve()
+    if script.is_relative_to(options.cwd.resolve()):
+        return None
+    return (
+        f"{options.script} is outside the current directory, so a diff printed here could "
+        f"not be applied (git apply refuses ../ paths): run from {script.parent} or a "
+        "folder above it, or without --dry-run to write the fix"
+    )
+
+
+def editor_paths(lines: list[str], options: Options) -> list[str]:
+    """``path:line:col: message`` lines name files relative to the project root; an
+    editor resolves them from where the command ran, so make them relative to that."""
+    root = (options.root or options.script.resolve().parent).resolve()
+    out = []
+    for line in lines:
+        rel, sep, rest = line.partition(":")
+        known = sep and not os.path.isabs(rel) and (root / rel).exists()
+        out.append(f"{_shown(root / rel, options.cwd)}:{rest}" if known else line)
+    return out
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """A path as the user would type it: relative to where they stand, with ``../``
+    when it must (absolute only where no relative path exists, another drive)."""
+    try:
+        return Path(os.path.relpath(path, cwd.resolve())).as_posix()
     except ValueError:
         return str(path)
 
 
 def _constants(overrides: Mapping[str, str], sources: Mapping[str, SourceFile]) -> dict[str, str]:
-    constants: set[str] = set()
-    options: set[str] = set()
-    for src in sources.values():
-        constants |= module_constants(src.text)
-        options |= argparse_options(src.text)
-    unknown = sorted(set(overrides) - constants - options)
+    """The ``--set`` values for module constants, checked against what they replace: a
+    bad value is the user's input error, not the script's."""
+    constants: dict[str, tuple[str, ast.expr | None]] = {}
+    options: dict[str, ast.Call] = {}
+    for rel, src in sources.items():
+        tree = ast.parse(src.text)
+        constants.update(
+            {k: (f"{rel}:{v.lineno}" if v else rel, v) for k, v in module_values(tree).items()}
+        )
+        options.update(argparse_calls(tree))
+    unknown = sorted(set(overrides) - set(constants) - set(options))
     if unknown:
         raise BadInput(
             f"--set {unknown[0]}: no module-level constant or argparse option by that name"
         )
-    return {k: v for k, v in overrides.items() if k in constants}
+    out = {}
+    try:
+        for name, value in overrides.items():
+            if name in constants:
+                out[name] = constant_value(name, value, *constants[name])
+            else:
+                check_option_value(name, value, options[name])
+    except ValueError as exc:
+        raise BadInput(str(exc)) from exc
+    return out
 
 
 def _device_env(device: str) -> dict[str, str]:
@@ -231,4 +296,28 @@ def first_run(
     )
     if project.plan.knobs:
         say(f"trials run shrunk: {project.plan.describe()}")
-    return first
+    if runner.skipped:
+        say(f"note: trials run without {', '.join(runner.skipped)}: not copied")
+    return _with_root_hint(first, project.root, options.cwd)
+
+
+_MISSING = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
+
+
+def _with_root_hint(first: RunResult, root: Path, cwd: Path) -> RunResult:
+    """A file the script opens relative to the current directory, run from above the
+    project root, is missing in the trial (whose folder is the root's copy): say which
+    ``--root`` makes it exist, in the same one line."""
+    match = _MISSING.search(first.error.message) if first.error else None
+    here = cwd.resolve()
+    if first.error is None or match is None or here.is_relative_to(root):
+        return first
+    path = match.group("path")
+    if os.path.isabs(path) or not (here / path).exists():
+        return first
+    common = Path(os.path.commonpath([here, root]))
+    hint = (
+        f" (trials run in a copy of {_shown(root, cwd)}/; {path} is found from the current "
+        f"directory: rerun with --root {_shown(common, cwd)})"
+    )
+    return replace(first, error=replace(first.error, message=first.error.message + hint))
