@@ -14,7 +14,8 @@ when they replace ``"cuda"`` with ``"cpu"``:
   ``Module.to`` and ``nn.Linear(..., device=...)`` go through these); a CUDA default device
   (``torch.set_default_device("cuda")``, ``with torch.device("cuda"):``) is the CPU;
 * ``torch.cuda.synchronize``, ``set_device``, ``current_device`` and the other calls that
-  need a CUDA runtime do nothing; ``torch.load`` loads onto the CPU;
+  need a CUDA runtime do nothing, ``with torch.cuda.device(i):`` too, and a
+  ``torch.cuda.Event`` times CPU work; ``torch.load`` loads onto the CPU;
 * ``torch.cuda.is_available()`` stays honest (``False``): code that branches on it takes
   the branch a CPU machine takes, and PyTorch itself then makes ``autocast("cuda")`` a
   no-op (the run computes in float32, not float16) and ``GradScaler("cuda")`` a
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -198,6 +200,46 @@ def _quiet_cuda_calls(torch: Any) -> None:
     for name, value in _CUDA_CALLS.items():
         if hasattr(torch.cuda, name):
             setattr(torch.cuda, name, _returning(value))
+    torch.cuda.Event, torch.cuda.device = _Event, _Device
+
+
+class _Event:
+    """``torch.cuda.Event`` for timing: CPU work is synchronous, so an event is the moment
+    it was recorded, and ``elapsed_time`` the milliseconds between two, as CUDA reports."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        global _count
+        _count += 1
+        self.at = time.perf_counter()
+
+    def record(self, stream: Any = None) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end: _Event) -> float:
+        return (end.at - self.at) * 1000.0
+
+    def synchronize(self) -> None:
+        """Nothing to wait for."""
+
+    def wait(self, stream: Any = None) -> None:
+        """Nothing to wait for."""
+
+    def query(self) -> bool:
+        return True
+
+
+class _Device:
+    """``with torch.cuda.device(i):``: there is one device, the CPU, already current."""
+
+    def __init__(self, device: Any) -> None:
+        global _count
+        _count += 1
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _returning(value: Any) -> Callable[..., Any]:

@@ -153,6 +153,18 @@ def cuda_calls() -> list[Any]:
 
 
 @check
+def cuda_timing_and_device_context() -> list[Any]:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    with torch.cuda.device(0):
+        torch.randn(64, 64, device="cuda").sum()
+    end.record()
+    end.synchronize()
+    milliseconds = start.elapsed_time(end)
+    return [isinstance(milliseconds, float), 0.0 <= milliseconds < 60_000.0, end.query()]
+
+
+@check
 def autocast() -> list[Any]:
     """A no-op: the output is the float32 output, bit for bit."""
     torch.manual_seed(0)
@@ -287,6 +299,7 @@ def test_pinning_default_device_and_cuda_calls_are_harmless(mapped: dict[str, An
     assert mapped["default_device"] == ["cpu", "cpu"]
     assert mapped["cuda_calls"] == [0, 0]
     assert mapped["torch_load"] == ["cpu", "cpu", "cpu"]
+    assert mapped["cuda_timing_and_device_context"] == [True, True, True]
 
 
 @no_gpu
@@ -308,7 +321,7 @@ def test_nothing_is_mapped_without_install(plain: dict[str, Any]) -> None:
     assert plain["installed"] is False
     for name in ("tensor_cuda", "tensor_to", "module_moves", "device_objects", "pin_memory"):
         assert str(plain[name]).startswith("raised"), name
-    for name in ("default_device", "cuda_calls", "torch_load"):
+    for name in ("default_device", "cuda_calls", "torch_load", "cuda_timing_and_device_context"):
         assert str(plain[name]).startswith("raised"), name
     assert plain["factories"] == {name: "raised AssertionError" for name in FACTORIES}
     assert str(plain["counted"]).startswith("raised")
