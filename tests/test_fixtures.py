@@ -149,3 +149,6 @@ def _check_patched_run(
     by_expert = _run(expert, "input.py", args, cpu_mapping)
     assert by_expert.returncode == 0, by_expert.stderr[-2000:]
     assert patched.stdout == by_expert.stdout
+    if (case / "wrong.py").is_file():  # the trap a plausible patch falls into trains differently
+        shutil.copy(case / "wrong.py", expert / "input.py")
+        assert _run(expert, "input.py", args, cpu_mapping).stdout != patched.stdout

@@ -1,0 +1,69 @@
+"""The fix kinds' pure parts: the registry, the leak bookkeeping, the target rule.
+End-to-end behaviour (real torch, real runs) is in the fixtures."""
+
+from __future__ import annotations
+
+import pkgutil
+from types import SimpleNamespace
+from typing import Any
+
+import autoclone.fixes as fixes
+from autoclone.codemods.sites import find_sites
+from autoclone.fixes.detach_target import _defines
+from autoclone.leaks import _leaks_from
+
+
+def test_every_kind_module_is_consulted_once() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(fixes.__path__)
+               if not m.name.startswith("_") and m.name != "base"}  # fmt: skip
+    listed = [k.__module__.rsplit(".", 1)[1] for k in fixes.KINDS]
+    assert sorted(listed) == sorted(modules)
+
+
+def _opt(*params: int) -> Any:
+    return SimpleNamespace(param_groups=[{"params": [SimpleNamespace() for _ in params]}])
+
+
+def _ids(opt: Any) -> set[int]:
+    return {id(p) for p in opt.param_groups[0]["params"]}
+
+
+def test_a_gan_that_zeroes_both_first_leaks_the_discriminator_loss_into_the_generator() -> None:
+    g, d = _opt(1, 2), _opt(3)
+    events: list[tuple[Any, ...]] = [
+        ("zero", _ids(d)), ("zero", _ids(g)),
+        ("backward", _ids(d) | _ids(g), [("t.py", 19)]),  # d_loss reaches G through fake
+        ("step", 1, [("t.py", 20)]),  # opt_D: the first to step owns that call
+        ("backward", _ids(g) | _ids(d), [("t.py", 22)]),
+        ("step", 0, [("t.py", 23)]),  # opt_G steps on both losses' gradients
+    ]  # fmt: skip
+    leaks = _leaks_from(events, 2, [g, d])
+    assert [(x["owner"], x["optimizer"], x["step_frames"]) for x in leaks] == [
+        (1, 0, [("t.py", 23)])
+    ]
+
+
+def test_zero_grad_between_the_calls_means_no_leak() -> None:
+    g, d = _opt(1), _opt(2)
+    events: list[tuple[Any, ...]] = [
+        ("backward", _ids(d) | _ids(g), []), ("step", 1, []),
+        ("zero", _ids(g)), ("backward", _ids(g), []), ("step", 0, []),
+    ]  # fmt: skip
+    assert _leaks_from(events, 0, [g, d]) == []
+
+
+def test_one_optimizer_with_two_losses_has_no_leak() -> None:
+    opt = _opt(1, 2)
+    events: list[tuple[Any, ...]] = [
+        ("backward", _ids(opt), []), ("backward", _ids(opt), []), ("step", 0, []),
+    ]  # fmt: skip
+    assert _leaks_from(events, 0, [opt]) == []
+
+
+def test_a_recurrent_state_is_not_a_constant_target() -> None:
+    code = "h = rnn(x, h)\nold = dist.log_prob(a)\nself.m = self.m * 0.9 + x\n"
+    sites = [s for s in find_sites(code, "m.py") if s.kind == "assign"]
+    by_line = {s.line: s for s in sites}
+    assert not _defines(by_line[1], "h")
+    assert _defines(by_line[2], "old")
+    assert not _defines(by_line[3], "self.m")
