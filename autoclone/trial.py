@@ -110,11 +110,12 @@ class Runner:
             self.runs += 1
         snapshot = self._take_snapshot()
         trial = Path(tempfile.mkdtemp(prefix="trial-", dir=self._session))
+        (trial / "tmp").symlink_to(_short_temp())
         try:
             snapshot.build(trial / "project", self._encoded(spec.files))
-            (trial / "tmp").mkdir()
             return self._execute(spec, trial / "project", trial)
         finally:
+            _remove(Path(os.path.realpath(trial / "tmp")))
             _remove(trial)
             with self._tree_lock:
                 snapshot.heal()
@@ -223,7 +224,7 @@ class Runner:
             env["OMP_NUM_THREADS"] = str(min(share, int(asked) if asked.isdigit() else 1))
         env.setdefault("PYTHONHASHSEED", "0")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        temp = str(trial / "tmp")  # removed with the trial, whatever the script leaves there
+        temp = os.path.realpath(trial / "tmp")  # removed with the trial, with all left in it
         env.update({"TMPDIR": temp, "TEMP": temp, "TMP": temp})
         env.update(
             {
@@ -324,6 +325,20 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         lifecycle.kill_group(proc.pid)
         proc.wait()
     return timed_out
+
+
+#: The longest temp directory a trial gets: multiprocessing binds AF_UNIX sockets (at most
+#: 107 bytes) at ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX``; a nested trial folder in a
+#: long TMPDIR would break every DataLoader with workers.
+_TEMP_ROOM = 64
+
+
+def _short_temp() -> str:
+    """A trial's own TMPDIR: flat in the temp directory, or in /tmp where that is long."""
+    base = tempfile.gettempdir()
+    if len(base) + len("/acXXXXXXXX") > _TEMP_ROOM and os.access("/tmp", os.W_OK):
+        base = "/tmp"
+    return tempfile.mkdtemp(prefix="ac", dir=base)
 
 
 def _remove(path: Path) -> None:

@@ -167,8 +167,11 @@ def _end_trial(pid: int) -> None:
 
 
 def _abandoned(request: dict[str, Any]) -> None:
-    """The parent died: leave nothing behind, then go."""
-    for directory in (request.get("dir"), os.environ.get("AUTOCLONE_SESSION")):
+    """The parent died: leave nothing behind (the trial's own TMPDIR, its folder, the
+    session's), then go."""
+    trial = request.get("dir")
+    temp = os.path.realpath(os.path.join(trial, "tmp")) if trial else None
+    for directory in (temp, trial, os.environ.get("AUTOCLONE_SESSION")):
         if directory:
             shutil.rmtree(directory, ignore_errors=True)
     os._exit(0)
