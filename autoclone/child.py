@@ -153,6 +153,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.tracer is not None:
             state.tracer.epoch = state.backward
             state.tracer.backward_frames = state.tracer.frames()
+            state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         if state.leaks is not None:
             state.leaks.backward(leaves)

@@ -52,6 +52,7 @@ class Diagnosis:
     saved_op: str = ""
     mutation: Frame | None = None
     mutation_op: str = ""
+    mutation_frames: tuple[Frame, ...] = ()  # the write's user frames, innermost first
     mutation_epoch: int | None = None
     module: str = ""
     module_built: Frame | None = None
@@ -62,6 +63,7 @@ class Diagnosis:
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
+    stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
     view_op: str = ""
     evidence: str = "traceback"  # tracer | anomaly | traceback
@@ -94,13 +96,14 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     in the next iteration); a value made higher up the loop body and read further down,
     with a backward call in between (``d_fake = D(fake)`` ... ``bce(d_fake, ones)`` in a
     GAN), belongs to one iteration: detaching it would silently stop training. Unless the
-    backward call that freed the graph is the failing one itself: the same line on an
-    earlier pass of the loop (a PPO update's old log-probabilities, computed once before
-    the update epochs and read by every pass)."""
-    if d.previous_backward is not None and d.previous_backward == d.failing:
-        return False
+    backward call that freed the graph is the failing one itself, with an optimizer step
+    in between: the same line on an earlier pass of an update loop (a PPO update's old
+    log-probabilities, computed once before the update epochs and read by every pass).
+    Without a step in between, the passes add gradients for one update (one loss per
+    exit of a deeply supervised net): that is one iteration."""
     made, read = d.carry_producer, d.carry_consumer
-    return made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
+    within = made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
+    return within and not (d.stepped and d.previous_backward == d.failing)
 
 
 def optimizer_before_backward(d: Diagnosis) -> bool:
@@ -137,7 +140,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         return replace(base, **_version_evidence(traced, own))
     if traced.get("kind") == "backward_twice":
         previous = _first_own(traced.get("previous_backward_frames"), own)
-        return replace(base, evidence="tracer", previous_backward=previous)
+        return replace(base, evidence="tracer", previous_backward=previous,
+                       stepped=bool(traced.get("stepped")))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW):
         view = traced["view"]
         mutation = _first_own(traced["mutation"]["frames"], own) or failing
@@ -160,6 +164,7 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "saved": _first_own(saved["frames"], own),
         "saved_op": saved.get("grad_fn") or saved.get("op", ""),
         "mutation": _first_own(mutation.get("frames"), own),
+        "mutation_frames": tuple((f, int(n)) for f, n in mutation.get("frames") or () if f in own),
         "mutation_op": mutation.get("op", ""),
         "mutation_epoch": mutation.get("epoch"),
         "module": mutation.get("module", ""),

@@ -154,6 +154,8 @@ class Tracer:
         self.modules: dict[int, list[Frame]] = {}
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
+        self.steps = 0  # optimizer steps so far
+        self.steps_at_backward = 0  # ... when the last backward call succeeded
         self.holders: dict[int, torch.Tensor] = {}  # record key -> its holder's tensor
         self.warnings: list[dict[str, Any]] = []  # writes PyTorch cannot see
         self._next_key = itertools.count().__next__
@@ -386,7 +388,8 @@ class Tracer:
         edge = self.carry(roots)
         if "backward through the graph a second time" in message:
             self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
-                              "previous_backward_frames": self.backward_frames}  # fmt: skip
+                              "previous_backward_frames": self.backward_frames,
+                              "stepped": self.steps > self.steps_at_backward}  # fmt: skip
         if edge is not None and self.diagnosis is not None:
             self.diagnosis["carry"] = edge
 
@@ -501,6 +504,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
             push(watch)
 
     def before(optimizer: Any, args: Any, kwargs: Any) -> None:
+        tracer.steps += 1
         if (
             tracer.live
             or tracer._suspended

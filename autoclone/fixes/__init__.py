@@ -14,6 +14,7 @@ from typing import Any
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
+    argument_write,
     clone,
     detach,
     detach_shared,
@@ -35,6 +36,7 @@ KINDS: tuple[FixKind, ...] = (
     no_grad.KIND,
     detach_shared.KIND,
     retain_graph.KIND,
+    argument_write.KIND,
     inplace_false.KIND,
     out_of_place.KIND,
     clone.KIND,

@@ -16,16 +16,20 @@ import re
 from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.rewrites import as_detach
-from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
+from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.detach import loop_of, scope_of
 
+_HEAD = re.compile(r"^[A-Za-z_][\w.]*")
+
 
 def _read(frame: Frame, sites: Sequence[Site]) -> list[str]:
-    """Names (or attributes) read on the loop's line that consumed the older graph."""
-    return list(dict.fromkeys(s.target for s in sites if (s.file, s.line) == frame
-                              and s.kind in (ARG, OPERAND)))  # fmt: skip
+    """Names (or attributes) read on the loop's line that consumed the older graph, also
+    where only a slice of them is read (``old_log_probs[mb]``)."""
+    heads = (_HEAD.match(s.target) for s in sites if (s.file, s.line) == frame
+             and s.kind in (ARG, OPERAND, SUBSCRIPT))  # fmt: skip
+    return list(dict.fromkeys(m.group(0) for m in heads if m))
 
 
 def _defines(site: Site, name: str) -> bool:
@@ -36,22 +40,22 @@ def _defines(site: Site, name: str) -> bool:
 
 
 def target_assignments(found: Diagnosis, sites: Sequence[Site], text: str) -> list[Site]:
-    """Assignments of a name read where the older graph was consumed, in the scope of the
-    loop that read it: on the producing line first (computed once, before the loop that
-    reads it), then later in the loop (``prev_logits = logits``)."""
+    """Assignments of a name read where the older graph was consumed: on the producing
+    line first, when that line is outside the loop that reads the value (computed once,
+    maybe in a helper such as ``rollout()``), then later in the reading loop's own scope
+    (``prev_logits = logits``)."""
     made = found.carry_producer
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
     if made is None or not frames or made[0] != frames[-1][0]:
         return []
     outer = frames[-1]
-    scope = scope_of(text, outer[1])
     names = _read(outer, sites)
-    mine = [s for s in sites if s.file == outer[0] and scope_of(text, s.line) == scope
-            and any(_defines(s, n) for n in names)]  # fmt: skip
-    loop = loop_of(text, outer[1])  # made before the loop that reads it: computed once
-    at_made = [s for s in mine if s.line == made[1] and not loop[0] <= s.line <= loop[1]]
-    later = sorted((s for s in mine if s.line > outer[1]), key=lambda s: -s.line)
-    return at_made + later
+    defining = [s for s in sites if s.file == outer[0] and any(_defines(s, n) for n in names)]
+    loop = loop_of(text, outer[1])
+    at_made = [s for s in defining if s.line == made[1] and not loop[0] <= s.line <= loop[1]]
+    scope = scope_of(text, outer[1])
+    later = [s for s in defining if s.line > outer[1] and scope_of(text, s.line) == scope]
+    return at_made + sorted(later, key=lambda s: -s.line)
 
 
 class DetachTarget(Kind):

@@ -1,13 +1,16 @@
 """``with torch.no_grad():`` around an in-place update of a leaf that requires grad (manual
 SGD, re-initialising a weight), with the updates next to it: the update is not part of
-the model's computation, so autograd must not record it. Rewriting it out of place would
-silently turn the parameter into a non-leaf that no optimizer updates."""
+the model's computation, so autograd must not record it. Also around a write into a view
+made under ``no_grad`` and written after the block (weight pruning: ``flat =
+w.view(-1)`` inside, ``flat[idx] = 0`` after), where a clone would prune a copy.
+Rewriting either out of place would silently turn the parameter into a non-leaf that no
+optimizer updates."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from autoclone.classify import LEAF_INPLACE
+from autoclone.classify import LEAF_INPLACE, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
@@ -18,6 +21,8 @@ class NoGrad(Kind):
     name = NO_GRAD
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        if found.error_class == NO_GRAD_VIEW:  # a weight's view made under no_grad, written
+            return found.mutation is not None  # after the block (pruning): the write too
         return found.error_class == LEAF_INPLACE and not optimizer_before_backward(found)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
@@ -38,7 +43,8 @@ class NoGrad(Kind):
         blocks = [(updates[first], tuple(range(first + 1, last + 1))), (hit, ())]
         wrapped = [as_no_grad(site, ctx.texts[file], block) for site, block in blocks]
         unique = {s.id + str(s.block): [s] for s in wrapped if s is not None}
-        return ranked(list(unique.values()))
+        # ahead of a clone of the view, which would write into a copy (prune nothing)
+        return ranked(list(unique.values()), start=-1.5 if found.error_class == NO_GRAD_VIEW else 0)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -26,7 +26,10 @@ def two_calls_one_graph(found: Diagnosis) -> bool:
 
 
 def same_loss_twice(found: Diagnosis, lines: Mapping[str, list[str]]) -> bool:
-    """Both backward calls are made on the same expression (``loss.backward()`` twice)."""
+    """Both backward calls are made on the same expression (``loss.backward()`` twice),
+    on two lines: one line run again by a loop is one loss per pass (deep supervision)."""
+    if found.previous_backward == found.failing:
+        return False
     calls = []
     for frame in (found.previous_backward, found.failing):
         text = lines.get(frame[0], []) if frame else []

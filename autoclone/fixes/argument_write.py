@@ -1,0 +1,90 @@
+"""An in-place write into a function's argument (``token += pos`` in a helper that two
+decoders call on one tensor), made out of place: ``token = token + pos``.
+
+The write leaks into the caller's tensor, so the second caller reads what the first one
+wrote. The program PyTorch would run without the error (``allow_mutation_on_saved_tensors``)
+keeps that leak, and a clone of what was saved reproduces it: the numbers match, and the
+model trains differently from what its author meant. The out-of-place write is almost
+always the intent, so it is tried first; when it computes the original's numbers nothing
+more is said, and when it does not (the leak reached a later read), it is accepted with K
+finite steps and the report says, naming the read, that what the caller sees changes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+
+from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
+from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes._conflict import is_conflict
+from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.oracle import FINITE, Reference, judge
+from autoclone.outcomes import Failed, Outcome
+from autoclone.trial import RunResult
+
+
+def parameters_at(source: str, line: int) -> set[str]:
+    """Parameters of the innermost function around ``line`` (``self`` is no argument)."""
+    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or node.lineno > best.lineno):
+                best = node
+    if best is None:
+        return set()
+    args = best.args
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    return names - {"self", "cls"}
+
+
+def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
+    """The out-of-place rewrite of the write, when what it writes is an argument."""
+    write = found.mutation
+    if write is None:
+        return []
+    params = parameters_at(ctx.texts.get(write[0], ""), write[1])
+    return [s for s in ctx.sites if (s.file, s.line) == write and s.fix == OUT_OF_PLACE
+            and s.kind == STATEMENT and s.target in params]  # fmt: skip
+
+
+class ArgumentWrite(Kind):
+    name = "argument_write"
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return is_conflict(found) and bool(argument_writes(found, ctx))
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return [Candidate(-2.0, (s,)) for s in argument_writes(found, ctx)]
+
+    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
+        outcome = judge(run, reference)
+        if isinstance(outcome, Failed) and outcome.kind == "numbers":
+            return judge(run, Reference(FINITE, (), (), reference.steps))
+        return outcome
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `{site.target}` is "
+            "an argument of this function; written in place, the write reached the caller's "
+            "tensor, which autograd had saved. Out of place, the function computes the same "
+            "value into a new tensor and the caller's tensor stays as it was."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        site = chosen[0]
+        caller = found.mutation_frames[-1] if found.mutation_frames else None
+        return [
+            f"this changes what the caller sees: before, `{site.target} ...=` inside the "
+            f"function also changed the tensor the caller passed in, and later code read "
+            f"the changed tensor (the call at {where(caller, lines)} received it); now it "
+            "does not. If the numbers differ from the original's, that leaked write is why. "
+            "A clone where the tensor was saved would keep the leak and the original numbers "
+            "instead; the out-of-place write is what such a helper almost always means"
+        ]
+
+
+KIND = ArgumentWrite()
