@@ -67,3 +67,11 @@ def test_a_recurrent_state_is_not_a_constant_target() -> None:
     assert not _defines(by_line[1], "h")
     assert _defines(by_line[2], "old")
     assert not _defines(by_line[3], "self.m")
+
+
+def test_an_argument_write_is_this_kinds_only_where_the_helper_returns_it() -> None:
+    from autoclone.fixes.argument_write import returned_parameters
+
+    code = "def add(h, b):\n    h += b\n    return h\n\n\ndef center_(x):\n    x -= x.mean()\n"
+    assert returned_parameters(code, 2) == {"h"}
+    assert returned_parameters(code, 7) == set()  # in place by design: callers may rely on it

@@ -5,7 +5,8 @@ The write leaks into the caller's tensor, so the second caller reads what the fi
 wrote. The program PyTorch would run without the error (``allow_mutation_on_saved_tensors``)
 keeps that leak, and a clone of what was saved reproduces it: the numbers match, and the
 model trains differently from what its author meant. The out-of-place write is almost
-always the intent, so it is tried first; when it computes the original's numbers nothing
+always the intent where the helper returns the argument it wrote (``return token``), so
+it is tried first there; when it computes the original's numbers nothing
 more is said, and when it does not (the leak reached a later read), it is accepted with K
 finite steps and the report says, naming the read, that what the caller sees changes.
 """
@@ -24,8 +25,11 @@ from autoclone.outcomes import Failed, Outcome
 from autoclone.trial import RunResult
 
 
-def parameters_at(source: str, line: int) -> set[str]:
-    """Parameters of the innermost function around ``line`` (``self`` is no argument)."""
+def returned_parameters(source: str, line: int) -> set[str]:
+    """Parameters of the innermost function around ``line`` that it also returns
+    (``return token``): the caller takes the result from the return value, so the write
+    into its own tensor was incidental. A helper that returns nothing writes in place by
+    design, and its callers may rely on it: that write is not this kind's to change."""
     best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -35,16 +39,19 @@ def parameters_at(source: str, line: int) -> set[str]:
     if best is None:
         return set()
     args = best.args
-    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    return names - {"self", "cls"}
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self"}
+    returned = {n.value.id for n in ast.walk(best)
+                if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}  # fmt: skip
+    return names & returned
 
 
 def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
-    """The out-of-place rewrite of the write, when what it writes is an argument."""
+    """The out-of-place rewrite of the write, when what it writes is an argument that the
+    function returns."""
     write = found.mutation
     if write is None:
         return []
-    params = parameters_at(ctx.texts.get(write[0], ""), write[1])
+    params = returned_parameters(ctx.texts.get(write[0], ""), write[1])
     return [s for s in ctx.sites if (s.file, s.line) == write and s.fix == OUT_OF_PLACE
             and s.kind == STATEMENT and s.target in params]  # fmt: skip
 
