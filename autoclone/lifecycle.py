@@ -181,11 +181,27 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def die_with_parent(parent: int) -> None:
-    """In a trial: ask for SIGKILL when the process that started it dies. If it already
-    died before the request took effect (we were re-parented), die now."""
-    if _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != parent:
+def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
+    """In a trial: ask for ``signum`` when the process that started it dies. If it
+    already died before the request took effect (we were re-parented), die now."""
+    if _prctl(_PR_SET_PDEATHSIG, signum) and os.getppid() != parent:
         os._exit(1)
+
+
+def _end_own_group(signum: int, frame: FrameType | None) -> None:
+    kill_group(os.getpgid(0))
+
+
+def group_dies_with_parent(parent: int) -> None:
+    """In a trial that leads its own process group: when the parent dies, kill the whole
+    group, so the processes the script started die with it. The parent-death signal is
+    a real-time one the script has no reason to touch (SIGKILL where there is none)."""
+    realtime = getattr(signal, "SIGRTMIN", None)
+    if realtime is None:
+        die_with_parent(parent)
+        return
+    signal.signal(realtime + 3, _end_own_group)
+    die_with_parent(parent, realtime + 3)
 
 
 def become_subreaper() -> bool:

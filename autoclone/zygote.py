@@ -32,7 +32,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autoclone.lifecycle import become_subreaper, die_with_parent, kill_group
+from autoclone.lifecycle import (
+    become_subreaper,
+    die_with_parent,
+    group_dies_with_parent,
+    kill_group,
+)
 
 
 def _warm_up() -> None:
@@ -81,10 +86,11 @@ def _child(request: dict[str, Any], zygote: int) -> None:
 
 
 def fresh() -> None:
-    """A trial in a new interpreter (where there is no fork): the same parent-death rule."""
+    """A trial in a new interpreter (where there is no fork): its process group dies
+    with autoclone, as a forked trial's does with the zygote."""
     parent = os.environ.get("AUTOCLONE_PARENT", "")
     if parent.isdigit():
-        die_with_parent(int(parent))
+        group_dies_with_parent(int(parent))
     from autoclone.child import main
 
     main()
