@@ -224,6 +224,20 @@ def _has_inplace_true(call: cst.Call) -> bool:
     return False
 
 
+#: Methods that return a view of their receiver: as an operand (``u @ emb.weight.t()``),
+#: what the op saves shares memory with a tensor something else may write (an embedding's
+#: ``max_norm`` renormalises its weight in place), and a clone of the view is the fix.
+_VIEW_METHODS = frozenset(
+    {"t", "transpose", "permute", "view", "reshape", "expand", "squeeze", "unsqueeze",
+     "flatten", "narrow", "select", "unflatten", "view_as", "expand_as", "movedim"}
+)  # fmt: skip
+
+
+def _is_view_call(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _VIEW_METHODS)  # fmt: skip
+
+
 class SiteFinder(cst.CSTVisitor):
     """Collect sites in one module; the visitor never changes the tree."""
 
@@ -347,7 +361,7 @@ class SiteFinder(cst.CSTVisitor):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         for operand in (node.left, node.right):
-            if isinstance(operand, cst.Name | cst.Attribute):
+            if isinstance(operand, cst.Name | cst.Attribute) or _is_view_call(operand):
                 self._add_expr(operand, OPERAND)
 
     # -- recording -----------------------------------------------------------------------
