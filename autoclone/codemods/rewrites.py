@@ -36,6 +36,11 @@ _COMPOUND = frozenset({"if", "elif", "else:", "for", "while", "with", "try:", "d
 _BACKWARD = re.compile(r"(\.backward|\bautograd\.backward)\(")
 
 
+def imports_torch(source: str) -> bool:
+    """``import torch`` at the top level: an edit may then name ``torch``."""
+    return _IMPORTS_TORCH.search(source) is not None
+
+
 def as_detach(site: Site) -> Site | None:
     """The clone site read as a detach; in-place targets have no detach form."""
     if site.kind == INPLACE:
@@ -129,7 +134,7 @@ def as_item_update(site: Site) -> Site | None:
 def as_no_grad(site: Site, source: str, block: tuple[int, ...] = ()) -> Site | None:
     """The in-place statement of an ``inplace`` site, and the update statements right
     below it (``block``), run under ``torch.no_grad()``."""
-    if site.kind != INPLACE or not site.own_line or not _IMPORTS_TORCH.search(source):
+    if site.kind != INPLACE or not site.own_line or not imports_torch(source):
         return None
     lines = source.splitlines()
     body = "; ".join(lines[n - 1].strip() for n in (site.line, *block))

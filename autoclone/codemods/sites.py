@@ -106,7 +106,7 @@ _CONSTANT_NAMES = frozenset({"True", "False", "None"})
 #: the same numbers into a new tensor. Not here: fills (``zero_``, ``fill_``, ``copy_``,
 #: ``normal_``) have no such twin, ``bernoulli()`` reads its receiver as probabilities,
 #: comparisons (``lt_``) change the dtype and shape ops return views.
-_OUT_OF_PLACE_METHODS = frozenset(
+OUT_OF_PLACE_METHODS = frozenset(
     {
         "add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
         "floor_divide", "remainder", "fmod", "pow", "float_power", "neg", "negative", "abs",
@@ -121,7 +121,7 @@ _OUT_OF_PLACE_METHODS = frozenset(
 )  # fmt: skip
 
 #: Functions of ``torch`` and ``F`` with an in-place form: ``torch.relu_(x)``, ``F.elu_(x)``.
-_OUT_OF_PLACE_FUNCTIONS = _OUT_OF_PLACE_METHODS | {
+_OUT_OF_PLACE_FUNCTIONS = OUT_OF_PLACE_METHODS | {
     "leaky_relu", "elu", "celu", "selu", "hardtanh", "threshold",
 }  # fmt: skip
 _FUNCTION_MODULES = frozenset({"torch", "F", "nn.functional", "torch.nn.functional"})
@@ -316,7 +316,7 @@ class SiteFinder(cst.CSTVisitor):
         names, root = _inplace_chain(call)
         if not names or not isinstance(root, cst.Name) or not self._plain_receiver(root):
             return  # ``self.count.add_(1)`` returned: the write is state worth keeping
-        if any(n.value.removesuffix("_") not in _OUT_OF_PLACE_METHODS for n in names):
+        if any(n.value.removesuffix("_") not in OUT_OF_PLACE_METHODS for n in names):
             return
         receiver = root.value
         edits = [TextEdit(self._range(n).end.line, self._range(n).end.column - 1, "", delete=1)
@@ -459,7 +459,7 @@ class SiteFinder(cst.CSTVisitor):
             if names[0].value.removesuffix("_") not in _OUT_OF_PLACE_FUNCTIONS:
                 return
             root = first.value
-        elif any(n.value.removesuffix("_") not in _OUT_OF_PLACE_METHODS for n in names):
+        elif any(n.value.removesuffix("_") not in OUT_OF_PLACE_METHODS for n in names):
             return
         if not self._plain_receiver(root):
             return

@@ -24,6 +24,7 @@ from autoclone.fixes import (
     optimizer_step,
     out_of_place,
     retain_graph,
+    stack_views,
 )
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
@@ -37,6 +38,7 @@ KINDS: tuple[FixKind, ...] = (
     detach_shared.KIND,
     retain_graph.KIND,
     argument_write.KIND,
+    stack_views.KIND,
     inplace_false.KIND,
     out_of_place.KIND,
     clone.KIND,
