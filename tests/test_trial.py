@@ -165,3 +165,44 @@ def test_a_forked_trial_sees_exactly_what_a_fresh_process_sees(tmp_path: Path) -
         assert runner.warm == warm, "the zygote failed and the runner fell back to fresh runs"
         runner.close()
     assert results[0] == results[1]
+
+
+def test_a_file_a_trial_rewrites_in_place_is_whole_again_for_the_next(tmp_path: Path) -> None:
+    """Trials share the session's copy of each file through hard links; one trial's
+    in-place write is undone before the next trial, and never reaches the user's file."""
+    (tmp_path / "data.txt").write_text("original")
+    source = textwrap.dedent(
+        """\
+        import os
+        seen = open("data.txt").read()
+        with open("data.txt", "r+") as f:
+            f.write("CHANGED!")
+        os.chmod("data.txt", 0o600)
+        assert seen == "original", seen
+        """
+    )
+    runner = _runner(tmp_path, source)
+    try:
+        results = [runner.run(RunSpec({})) for _ in range(3)]
+    finally:
+        runner.close()
+    assert [r.status for r in results] == ["completed"] * 3, results[-1].stderr
+    assert (tmp_path / "data.txt").read_text() == "original"
+
+
+def test_symlinks_resolve_in_a_trial_as_in_the_users_folder(tmp_path: Path) -> None:
+    """A relative link out of the folder becomes absolute; one inside stays inside."""
+    project, shared = tmp_path / "project", tmp_path / "shared"
+    project.mkdir()
+    shared.mkdir()
+    (shared / "x.txt").write_text("outside")
+    (project / "y.txt").write_text("inside")
+    (project / "out").symlink_to("../shared")
+    (project / "in.txt").symlink_to("y.txt")
+    source = "assert open('out/x.txt').read() + open('in.txt').read() == 'outsideinside'\n"
+    runner = _runner(project, source)
+    try:
+        result = runner.run(RunSpec({}))
+    finally:
+        runner.close()
+    assert result.status == "completed", result.stderr
