@@ -22,6 +22,7 @@ from autoclone.patch import (
     PatchError,
     SourceFile,
     apply_edits,
+    check_patch,
     render_diff,
     render_diff_bytes,
     write_files,
@@ -367,3 +368,49 @@ def test_deleting_past_the_line_is_refused(tmp_path: Path) -> None:
     src = make(tmp_path, "m.py", b"a = 1\nb = 2\n")
     with pytest.raises(PatchError):
         apply_edits(src, [TextEdit(1, 4, "", delete=5)])
+
+
+def test_write_files_rewrites_in_place_keeping_hard_links(tmp_path: Path) -> None:
+    """Same inode: a hard link sees the patch, owner/group/mode stay, no temp file."""
+    src = make(tmp_path, "run.py", b"y = x\n")
+    os.link(src.path, tmp_path / "alias.py")
+    inode = src.path.stat().st_ino
+    write_files([(src, "y = x.clone()\n")])
+    assert src.path.stat().st_ino == inode
+    assert (tmp_path / "alias.py").read_text() == "y = x.clone()\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alias.py", "run.py"]
+
+
+def test_write_files_refuses_a_file_it_cannot_open_and_writes_nothing(tmp_path: Path) -> None:
+    first = make(tmp_path, "a.py", b"y = x\n")
+    second = make(tmp_path, "b.py", b"z = w\n")
+    second.path.unlink()
+    second.path.mkdir()  # same name, now a folder: cannot be opened for writing
+    with pytest.raises(PatchError):
+        write_files([(first, "y = x.clone()\n"), (second, "z = w.clone()\n")])
+    assert first.path.read_bytes() == b"y = x\n"
+
+
+def test_check_patch_accepts_the_rendered_diff_and_refuses_others(tmp_path: Path) -> None:
+    src = make(tmp_path, "sub/m.py", b"a = 1\nb = 2\n")
+    edits = [TextEdit(2, 4, "2 + 0", delete=1)]
+    new = apply_edits(src, edits)
+    diff = render_diff_bytes([(src, edits)], relative_to=tmp_path)
+    assert check_patch(diff, [(src, new)], tmp_path) is None
+    assert check_patch(b"", [(src, new)], tmp_path) == "the diff is empty"
+    assert "verified text" in str(check_patch(diff, [(src, "a = 1\nb = 3\n")], tmp_path))
+    outside = render_diff_bytes([(src, edits)], relative_to=tmp_path / "other")
+    assert b"a/../sub/m.py" in outside
+    assert "outside" in str(check_patch(outside, [(src, new)], tmp_path / "other"))
+    assert check_patch(outside, [(src, new)], tmp_path / "other", paths=False) is None
+    assert "not a file of the patch" in str(
+        check_patch(diff.replace(b"sub/m.py", b"sub/n.py"), [(src, new)], tmp_path)
+    )
+
+
+@NEEDS_TOOLS
+def test_a_name_that_is_not_utf8_is_quoted_in_octal_as_git_does(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9 x.py")
+    src = make(tmp_path, name, b"y = x\n")
+    diff = assert_applies(tmp_path, [(src, [TextEdit(1, 5, ".clone()")])])
+    assert diff.startswith('diff --git "a/caf\\351 x.py" "b/caf\\351 x.py"\n')

@@ -151,3 +151,32 @@ def test_a_fresh_trial_dies_with_its_parent(tmp_path: Path, reaper: list[int]) -
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert _gone_within(pids[:2], 5.0) is not None
+
+
+DEFERRED = textwrap.dedent(
+    """\
+    import os, signal, sys, time
+    from autoclone import lifecycle
+    lifecycle.install()
+    steps = []
+    try:
+        with lifecycle.deferred("the commit finished"):
+            os.kill(os.getpid(), signal.{name})
+            time.sleep(0.2)  # a handler that ran now would raise here
+            steps.append("commit")
+    except lifecycle.Interrupted as exc:
+        print(steps, exc.done, exc.exit_code)
+        sys.exit(0)
+    print("never interrupted")
+    """
+)
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGINT", 130), ("SIGHUP", 129)])
+def test_a_signal_during_a_commit_is_acted_on_after_it(name: str, code: int) -> None:
+    """The write phase runs inside ``deferred``: the signal is real, and waits."""
+    result = subprocess.run(
+        [sys.executable, "-c", DEFERRED.format(name=name)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.stdout.strip() == f"['commit'] the commit finished {code}", result.stderr
