@@ -18,10 +18,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 
 #: The signals that stop a run, and how the one-line message names them.
@@ -188,19 +189,22 @@ def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
         os._exit(1)
 
 
-def _end_own_group(signum: int, frame: FrameType | None) -> None:
-    kill_group(os.getpgid(0))
-
-
-def group_dies_with_parent(parent: int) -> None:
-    """In a trial that leads its own process group: when the parent dies, kill the whole
-    group, so the processes the script started die with it. The parent-death signal is
-    a real-time one the script has no reason to touch (SIGKILL where there is none)."""
+def group_dies_with_parent(parent: int, leftovers: Sequence[str] = ()) -> None:
+    """In a trial that leads its own process group: when the parent dies, remove the
+    ``leftovers`` folders it would have removed, and kill the whole group, so the
+    processes the script started die with it. The parent-death signal is a real-time
+    one the script has no reason to touch (SIGKILL, and no clean-up, where there is none)."""
     realtime = getattr(signal, "SIGRTMIN", None)
     if realtime is None:
         die_with_parent(parent)
         return
-    signal.signal(realtime + 3, _end_own_group)
+
+    def orphaned(signum: int, frame: FrameType | None) -> None:
+        for folder in leftovers:
+            shutil.rmtree(folder, ignore_errors=True)
+        kill_group(os.getpgid(0))
+
+    signal.signal(realtime + 3, orphaned)
     die_with_parent(parent, realtime + 3)
 
 

@@ -28,6 +28,7 @@ from autoclone.project import user_files
 from autoclone.setvalues import argparse_calls, check_option_value, constant_value, module_values
 from autoclone.shrink import Plan
 from autoclone.shrink import first_run as shrunk_first_run
+from autoclone.snapshot import TooLarge
 from autoclone.trial import Runner, RunResult, RunSpec
 
 
@@ -151,6 +152,8 @@ def _script_and_root(options: Options) -> tuple[Path, Path]:
     root = (options.root or script.parent).resolve()
     if not script.is_relative_to(root):
         raise BadInput(f"{options.script}: not under the project root {root}")
+    if root == Path(root.anchor):
+        raise BadInput(f"the project root cannot be {root}, the whole file system: pass --root")
     return script, root
 
 
@@ -261,10 +264,12 @@ def jobs_for(options: Options, trial_seconds: float) -> int:
 
 
 def make_runner(options: Options, project: Project) -> Runner:
+    """The runner, with the folder already copied for the trials (``BadInput`` when it
+    cannot be: more than the temporary directory can take)."""
     script = options.script.resolve().relative_to(project.root).as_posix()
     cwd = options.cwd.resolve()
     inside = cwd.is_relative_to(project.root)
-    return Runner(
+    runner = Runner(
         root=project.root,
         script=script,
         argv=options.args,
@@ -275,6 +280,17 @@ def make_runner(options: Options, project: Project) -> Runner:
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
         encodings={rel: src.encoding for rel, src in project.sources.items()},
     )
+    try:
+        size = runner.prepare().size
+    except TooLarge as exc:
+        runner.close()
+        raise BadInput(str(exc)) from exc
+    except BaseException:
+        runner.close()  # a stop signal while copying: remove what was copied
+        raise
+    if size >= 1 << 28:
+        options.progress(f"copied the project folder ({size / 2**30:.1f} GB) once for the trials")
+    return runner
 
 
 def first_run(

@@ -44,6 +44,17 @@ _KINDS = {
 }
 
 
+class TooLarge(Exception):  # noqa: N818 - a verdict on the folder, worded for the user
+    """The folder holds more than the temporary directory can take."""
+
+    def __init__(self, source: Path, room: int) -> None:
+        super().__init__(
+            f"the project folder {source} holds more than the {room / 2**30:.1f} GB the "
+            "temporary directory can take for the trials' copy: pass a smaller --root, or "
+            "point TMPDIR at a larger disk"
+        )
+
+
 @dataclass
 class Entry:
     """One thing in the tree. ``stamp`` is the store copy's (size, mtime, mode)."""
@@ -62,12 +73,26 @@ class Snapshot:
     store: Path
     entries: list[Entry] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "name (why)", for a note
+    room: int | None = None  # bytes the store may take
+    size: int = 0  # bytes of the regular files listed
+    device: int = 0  # the folder's file system: /proc or /sys mounted below it are not data
 
     @classmethod
-    def take(cls, source: Path, store: Path) -> Snapshot:
-        snapshot = cls(source.resolve(), store)
-        store.mkdir(parents=True)
+    def take(cls, source: Path, store: Path, room: int | None = None) -> Snapshot:
+        """List the folder (raising ``TooLarge`` past ``room`` bytes, before anything is
+        copied), then copy it into ``store``."""
+        snapshot = cls(source.resolve(), store, room=room)
+        snapshot.device = os.stat(snapshot.source).st_dev
         snapshot._walk("")
+        store.mkdir(parents=True)
+        kept = []
+        for entry in snapshot.entries:
+            if entry.kind == "dir":
+                (store / entry.rel).mkdir()
+            elif entry.kind == "file" and not snapshot._copy(entry):
+                continue
+            kept.append(entry)
+        snapshot.entries = kept
         return snapshot
 
     def _walk(self, rel: str) -> None:
@@ -83,27 +108,37 @@ class Snapshot:
 
     def _add(self, item: os.DirEntry[str], rel: str) -> None:
         try:
-            mode = item.stat(follow_symlinks=False).st_mode
+            info = item.stat(follow_symlinks=False)
         except OSError as exc:
             self.skipped.append(f"{rel} ({exc.strerror})")
             return
-        if stat.S_ISLNK(mode):
-            self.entries.append(Entry(rel, "link", _link_target(Path(item.path), self.source)))
-        elif stat.S_ISDIR(mode):
-            if not (item.name.startswith("autoclone-") and os.path.exists(Path(item.path, MARKER))):
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                self.entries.append(Entry(rel, "link", _link_target(Path(item.path), self.source)))
+            except OSError as exc:
+                self.skipped.append(f"{rel} (a link that cannot be read: {exc.strerror})")
+        elif stat.S_ISDIR(info.st_mode):
+            if info.st_dev != self.device and os.major(info.st_dev) == 0:
+                self.skipped.append(f"{rel}/ (a virtual file system mounted there)")
+            elif not _session(item):
                 self.entries.append(Entry(rel, "dir"))
-                (self.store / rel).mkdir()
                 self._walk(rel)
-        elif stat.S_ISREG(mode):
-            self._copy(rel)
+        elif stat.S_ISREG(info.st_mode):
+            self.size += info.st_size
+            if self.room is not None and self.size > self.room:
+                raise TooLarge(self.source, self.room)
+            self.entries.append(Entry(rel, "file"))
         else:
-            self.skipped.append(f"{rel} ({_KINDS.get(stat.S_IFMT(mode), 'not a regular file')})")
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            self.skipped.append(f"{rel} ({kind})")
 
-    def _copy(self, rel: str) -> None:
+    def _copy(self, entry: Entry) -> bool:
         try:
-            self.entries.append(Entry(rel, "file", stamp=_store_copy(self.source, self.store, rel)))
+            entry.stamp = _store_copy(self.source, self.store, entry.rel)
         except OSError as exc:
-            self.skipped.append(f"{rel} (cannot be read: {exc.strerror})")
+            self.skipped.append(f"{entry.rel} (cannot be read: {exc.strerror})")
+            return False
+        return True
 
     def build(self, dest: Path, replace: Mapping[str, bytes]) -> None:
         """One trial's tree at ``dest``, with the files in ``replace`` written fresh
@@ -136,6 +171,11 @@ class Snapshot:
                     entry.stamp = _store_copy(self.source, self.store, entry.rel)
                     healed.append(entry.rel)
         return healed
+
+
+def _session(item: os.DirEntry[str]) -> bool:
+    """An autoclone session directory (ours, or another run's): never copied."""
+    return item.name.startswith("autoclone-") and os.path.exists(Path(item.path, MARKER))
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:

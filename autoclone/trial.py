@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,7 @@ class Runner:
     _session: Path | None = field(default=None, repr=False)
     _snapshot: Snapshot | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
+    _forget: weakref.finalize | None = field(default=None, repr=False)
 
     @property
     def skipped(self) -> list[str]:
@@ -120,14 +122,21 @@ class Runner:
             with self._tree_lock:
                 snapshot.heal()
 
+    def prepare(self) -> Snapshot:
+        """The session directory and the folder's snapshot (made once, by the first call
+        or the first run). Raises ``TooLarge`` when the folder would not fit."""
+        return self._take_snapshot()
+
     def _take_snapshot(self) -> Snapshot:
-        """The session directory and the folder's snapshot, made by the first run."""
         with self._tree_lock:
             if self._session is None:
                 self._session = Path(tempfile.mkdtemp(prefix="autoclone-"))
                 (self._session / MARKER).touch()
+                # removed by close(), or when the runner is collected, or at exit
+                self._forget = weakref.finalize(self, _remove, self._session)
             if self._snapshot is None:
-                self._snapshot = Snapshot.take(self.root, self._session / "store")
+                room = shutil.disk_usage(self._session).free - _MARGIN
+                self._snapshot = Snapshot.take(self.root, self._session / "store", max(room, 0))
             return self._snapshot
 
     def _encoded(self, files: Mapping[str, str]) -> dict[str, bytes]:
@@ -209,8 +218,8 @@ class Runner:
         for zygote in started:
             zygote.stop()
         with self._tree_lock:
-            if self._session is not None:
-                _remove(self._session)
+            if self._forget is not None:
+                self._forget()
 
     def _environment(self, spec: RunSpec, project: Path, trial: Path) -> dict[str, str]:
         env = dict(os.environ)
@@ -229,6 +238,7 @@ class Runner:
         env.update(
             {
                 "AUTOCLONE_PARENT": str(os.getpid()),
+                "AUTOCLONE_SESSION": str(self._session),
                 "AUTOCLONE_RESULT": str(trial / "result.json"),
                 "AUTOCLONE_SCRIPT": str(project / self.script),
                 "AUTOCLONE_ROOT": str(project),
@@ -326,6 +336,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         proc.wait()
     return timed_out
 
+
+#: Free space the trials' copy of the folder must leave on the temporary directory's disk.
+_MARGIN = 1 << 30
 
 #: The longest temp directory a trial gets: multiprocessing binds AF_UNIX sockets (at most
 #: 107 bytes) at ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX``; a nested trial folder in a

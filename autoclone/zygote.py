@@ -89,8 +89,10 @@ def fresh() -> None:
     """A trial in a new interpreter (where there is no fork): its process group dies
     with autoclone, as a forked trial's does with the zygote."""
     parent = os.environ.get("AUTOCLONE_PARENT", "")
+    trial = os.path.dirname(os.environ.get("AUTOCLONE_RESULT", ""))
+    leftovers = [os.environ.get("TMPDIR", ""), trial, os.environ.get("AUTOCLONE_SESSION", "")]
     if parent.isdigit():
-        group_dies_with_parent(int(parent))
+        group_dies_with_parent(int(parent), [folder for folder in leftovers if folder])
     from autoclone.child import main
 
     main()

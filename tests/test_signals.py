@@ -136,21 +136,26 @@ def test_after_kill_9_the_trial_and_its_escaped_grandchild_die_at_once(
 
 def test_a_fresh_trial_dies_with_its_parent(tmp_path: Path, reaper: list[int]) -> None:
     """Without the warm interpreter the trial asks for a signal at its parent's death
-    (PR_SET_PDEATHSIG) and kills its own process group: the script's child dies too.
-    (A grandchild that left the group with setsid is the documented exception.)"""
+    (PR_SET_PDEATHSIG), removes the session's folders and kills its own process group:
+    the script's child dies too. (A grandchild that left the group with setsid is the
+    documented exception.)"""
     (tmp_path / "train.py").write_text(SPIN.format(pid_file=str(tmp_path / "pids")))
+    temp = tmp_path / "temp"
+    temp.mkdir()
     harness = (
         "from pathlib import Path\nfrom autoclone.trial import Runner, RunSpec\n"
         f"Runner(root=Path({str(tmp_path)!r}), script='train.py', warm=False, timeout=300)"
         ".run(RunSpec({}))\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", harness], start_new_session=True)
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-c", harness], start_new_session=True, env=env)
     reaper.append(proc.pid)
     pids = _wait_for(tmp_path / "pids")
     reaper += pids
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert _gone_within(pids[:2], 5.0) is not None
+    assert list(temp.iterdir()) == []
 
 
 DEFERRED = textwrap.dedent(

@@ -206,3 +206,14 @@ def test_symlinks_resolve_in_a_trial_as_in_the_users_folder(tmp_path: Path) -> N
     finally:
         runner.close()
     assert result.status == "completed", result.stderr
+
+
+def test_a_folder_the_temp_disk_cannot_hold_is_refused_before_copying(tmp_path: Path) -> None:
+    from autoclone.snapshot import Snapshot, TooLarge
+
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "data.bin").write_bytes(b"x" * 4096)
+    with pytest.raises(TooLarge, match="smaller --root"):
+        Snapshot.take(tmp_path / "project", tmp_path / "store", room=1000)
+    assert not (tmp_path / "store").exists()
+    assert Snapshot.take(tmp_path / "project", tmp_path / "store", room=5000).size == 4096
