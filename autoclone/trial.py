@@ -215,6 +215,8 @@ class Runner:
         with self._lock:
             started, self._started, self._idle = self._started, [], []
             self._closed = True
+        for zygote in started:  # all asked at once, then waited for
+            zygote._send({"exit": True})
         for zygote in started:
             zygote.stop()
         with self._tree_lock:

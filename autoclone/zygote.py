@@ -207,6 +207,7 @@ def serve() -> None:
         print(json.dumps({"status": -9 if status is None else status}), file=answer, flush=True)
     if request is None:
         _abandoned({})
+    os._exit(0)  # an interpreter holding torch takes a second or more to tear down
 
 
 if __name__ == "__main__":

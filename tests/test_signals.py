@@ -185,3 +185,48 @@ def test_a_signal_during_a_commit_is_acted_on_after_it(name: str, code: int) -> 
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.stdout.strip() == f"['commit'] the commit finished {code}", result.stderr
+
+
+PARALLEL = textwrap.dedent(
+    """\
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+    from autoclone import lifecycle
+    from autoclone.trial import Runner, RunSpec
+    lifecycle.install()
+    runner = Runner(root=Path({root!r}), script="train.py", jobs=2, timeout=300)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda _: runner.run(RunSpec({{}})), range(2)))
+    except lifecycle.Interrupted as exc:
+        print("stopped", exc.exit_code, flush=True)
+    finally:
+        runner.close()
+    """
+)
+
+
+def test_parallel_trials_in_worker_threads_all_end_on_a_signal(
+    tmp_path: Path, reaper: list[int]
+) -> None:
+    """-j: trials run from worker threads, each in its own warm interpreter; the signal
+    reaches the main thread only, and still every trial group and orphan dies."""
+    spin = SPIN.replace("{pid_file!r}", "f'{pid_dir}/pids.{{os.getpid()}}'")
+    (tmp_path / "train.py").write_text(spin.format(pid_dir=str(tmp_path)))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PARALLEL.format(root=str(tmp_path))],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    reaper.append(proc.pid)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("pids.*[0-9]"))) < 2:
+        assert time.monotonic() < deadline, "the trials never started"
+        time.sleep(0.05)
+    pids = [int(p) for f in tmp_path.glob("pids.*[0-9]") for p in f.read_text().split()]
+    reaper += pids
+    started = time.monotonic()
+    os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert out.strip() == "stopped 143"
+    assert time.monotonic() - started < 10
+    assert _gone_within(pids, 2.0) is not None
