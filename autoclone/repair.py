@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -269,7 +270,8 @@ class _Repair:
         for kind, cand in options:
             if self._failed_before([*before, *cand.sites]):
                 continue
-            outcome, verified = self._verify([*before, *cand.sites], reference, limit, kind, ctx)
+            kinds = [*(p.kind for p in kept), kind]
+            outcome, verified = self._verify([*before, *cand.sites], reference, limit, kinds, ctx)
             if isinstance(outcome, Passed):
                 return verified._replace(parts=[*kept, _Part(kind, point.found, cand.sites)])
             if self._out_of_time():
@@ -309,18 +311,18 @@ class _Repair:
         sites: list[Site],
         reference: Reference,
         limit: int,
-        kind: FixKind | None = None,
+        kinds: Sequence[FixKind] = (),
         ctx: Context | None = None,
     ) -> tuple[Outcome, _Verified]:
-        """Run the plain patched script: the only kind of run that can approve a patch."""
+        """Run the plain patched script: the only kind of run that can approve a patch.
+        Every kind that contributed an edit judges it: the strictest verdict stands."""
         shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in sites)
         self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
         run = self.runner.run(self.project.spec(patched, limit=limit))
-        if kind is not None and ctx is not None:
-            outcome = kind.judge(run, reference, ctx)
-        else:
-            outcome = judge(run, reference)
+        verdicts = [k.judge(run, reference, ctx) for k in dict.fromkeys(kinds)] if ctx else []
+        failed = [v for v in verdicts if not isinstance(v, Passed)]
+        outcome: Outcome = (failed or verdicts or [judge(run, reference)])[0]
         self._known[frozenset(s.id for s in sites)] = outcome
         self.say(f"  -> {_outcome_text(outcome)}")
         return outcome, _Verified(sites, patched, run)
@@ -353,7 +355,6 @@ class _Repair:
         self, verified: _Verified, reference: Reference, limit: int, ctx: Context
     ) -> tuple[_Verified, bool]:
         """Drop each kept edit set once; keep the smaller set whenever it still passes."""
-        kind = verified.parts[-1].kind
         for part in list(verified.parts):
             if len(verified.parts) == 1 or self._out_of_time():
                 break
@@ -361,7 +362,7 @@ class _Repair:
             sites = [s for p in rest for s in p.sites]
             if self._failed_before(sites):
                 continue
-            outcome, smaller = self._verify(sites, reference, limit, kind, ctx)
+            outcome, smaller = self._verify(sites, reference, limit, [p.kind for p in rest], ctx)
             if isinstance(outcome, Passed):
                 verified = smaller._replace(parts=rest)
         return verified, not self._out_of_time()
