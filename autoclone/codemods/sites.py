@@ -288,9 +288,9 @@ class SiteFinder(cst.CSTVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
                 self._add_inplace(node, target.target)
-        names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
         bound = tuple(n for t in node.targets for n in _names_in(t.target))
-        assigned = names[0] if len(node.targets) == 1 and names else ""
+        plain = isinstance(node.targets[0].target, cst.Name | cst.Attribute)
+        assigned = bound[0] if len(node.targets) == 1 and plain and bound else ""
         self._add_expr(node.value, ASSIGN, assigned=assigned, bound=bound)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -609,9 +609,13 @@ def _is_methodish(value: cst.BaseExpression) -> bool:
 
 
 def _names_in(target: cst.BaseExpression) -> list[str]:
-    """Names an assignment target binds: ``out, (h, c)`` -> out, h, c."""
+    """Names an assignment target binds: ``out, (h, c)`` -> out, h, c; an attribute of a
+    name counts as one (``self.running``: a state a module carries across iterations)."""
     if isinstance(target, cst.Name):
         return [target.value]
+    if isinstance(target, cst.Attribute):
+        base = _names_in(target.value) if isinstance(target.value, cst.Name | cst.Attribute) else []
+        return [f"{base[0]}.{target.attr.value}"] if base else []
     if isinstance(target, cst.Tuple | cst.List):
         return [n for element in target.elements for n in _names_in(element.value)]
     return []
