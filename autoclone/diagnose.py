@@ -276,9 +276,15 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         outer = d.carry_frames[-1] if d.carry_frames else d.carry_consumer
         parts.append(
             f"The graph reaches across iterations: {where(outer, lines)} used a value whose "
-            "graph was built before the previous backward call, so this backward runs into "
-            "that older graph again."
+            f"graph was built before the previous backward call (at "
+            f"{where(d.carry_producer, lines)}), so this backward runs into that older graph "
+            "again."
         )
+        if d.previous_backward is not None and d.previous_backward == d.failing:
+            parts[-1] += (
+                " The backward call that freed it is this same line, on an earlier pass of "
+                "its loop" + (", with an optimizer step in between." if d.stepped else ".")
+            )
     return "\n".join(parts)
 
 
@@ -309,6 +315,12 @@ def editor_lines(d: Diagnosis) -> list[str]:
         out.append(
             f"{d.view[0]}:{d.view[1]}:1: note: multi-output view created here by {d.view_op}"
         )
+    if d.carry_producer is not None and d.carry_consumer is not None:
+        out.append(f"{d.carry_producer[0]}:{d.carry_producer[1]}:1: note: graph built here "
+                   "and still used after the backward call that freed it")  # fmt: skip
+    if d.previous_backward is not None and d.previous_backward != d.failing:
+        out.append(f"{d.previous_backward[0]}:{d.previous_backward[1]}:1: note: this backward "
+                   "call already went through the graph and freed it")  # fmt: skip
     if d.mutation is not None:
         out.append(f"{d.mutation[0]}:{d.mutation[1]}:1: error: modified in place here: {d.line}")
     elif d.failing is not None:

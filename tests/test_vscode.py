@@ -126,6 +126,7 @@ CASES = {
         ("input.py", 24, "error", "modified in place here: RuntimeError: one of the variables"),
     ],
     "accumulated_loss": [  # backward_twice
+        ("input.py", 11, "note", "graph built here and still used after the backward call"),
         ("input.py", 13, "error", "RuntimeError: Trying to backward through the graph a second"),
     ],
     "manual_sgd_leaf": [  # leaf_inplace
