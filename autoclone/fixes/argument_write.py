@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes._ast import FUNCTIONS, innermost
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.oracle import FINITE, Reference, judge
@@ -30,13 +31,8 @@ def returned_parameters(source: str, line: int) -> set[str]:
     (``return token``): the caller takes the result from the return value, so the write
     into its own tensor was incidental. A helper that returns nothing writes in place by
     design, and its callers may rely on it: that write is not this kind's to change."""
-    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            end = node.end_lineno or node.lineno
-            if node.lineno <= line <= end and (best is None or node.lineno > best.lineno):
-                best = node
-    if best is None:
+    best = innermost(source, line, FUNCTIONS)
+    if not isinstance(best, FUNCTIONS):
         return set()
     args = best.args
     names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self"}

@@ -8,7 +8,6 @@ what is no longer differentiated. A patch is judged by K steps with finite losse
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 
@@ -33,6 +32,7 @@ from autoclone.codemods.sites import (
     Site,
 )
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
+from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost, lines_of
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -102,23 +102,13 @@ def _after_backward_sets(
 
 def loop_of(source: str, line: int) -> tuple[int, int]:
     """Lines of the innermost ``for``/``while`` around ``line`` (none: ``(0, 0)``)."""
-    return _innermost(source, line, (ast.For, ast.AsyncFor, ast.While))
+    return lines_of(innermost(source, line, LOOPS))
 
 
 def scope_of(source: str, line: int) -> tuple[int, int]:
     """Lines of the innermost function around ``line`` (the module: ``(0, 0)``): a frame
     whose variables the statement after the backward call can see."""
-    return _innermost(source, line, (ast.FunctionDef, ast.AsyncFunctionDef))
-
-
-def _innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> tuple[int, int]:
-    best = (0, 0)
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, kinds):
-            start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-            if start <= line <= end and start > best[0]:
-                best = (start, end)
-    return best
+    return lines_of(innermost(source, line, FUNCTIONS))
 
 
 def _starts_as_none(name: str, text: str) -> bool:
