@@ -8,7 +8,7 @@ at is tried first, and explains the conflict in plain words.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -79,6 +79,18 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
         out[key] = list(frame) if frame else None
     out["saved_op"], out["mutation_op"] = op_name(d.saved_op), d.mutation_op
     return out
+
+
+_FRAMES = ("failing", "saved", "mutation", "module_built", "carry_consumer", "carry_producer",
+           "previous_backward", "view")  # fmt: skip
+
+
+def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
+    """The diagnosis with every line moved (from a patched file's lines to the original's)."""
+    changes: dict[str, Any] = {k: move(getattr(d, k)) for k in _FRAMES if getattr(d, k)}
+    changes["carry_frames"] = tuple(move(f) for f in d.carry_frames)
+    changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
+    return replace(d, **changes)
 
 
 def crosses_iterations(d: Diagnosis) -> bool:

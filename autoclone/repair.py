@@ -18,8 +18,9 @@
 
 from __future__ import annotations
 
+import difflib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -35,7 +36,15 @@ from autoclone.child import (
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.sites import CLONE, STATEMENT, Site
-from autoclone.diagnose import Diagnosis, diagnose, explain, priority, warning_lines
+from autoclone.diagnose import (
+    Diagnosis,
+    Frame,
+    diagnose,
+    explain,
+    priority,
+    relabel,
+    warning_lines,
+)
 from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.fixes.base import NONE, RETAINED, Candidate, Context, FixKind
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference, judge
@@ -91,7 +100,10 @@ def repair(options: Options) -> rp.Report:
 
 #: Conflicts one repair follows, each diagnosed by a traced run of the script patched so far.
 MAX_ROUNDS = 6
+#: Predicted edit sets verified at most, over all conflicts, before ddmin takes over.
+MAX_TRIES = 24
 
+_VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
 #: Errors a patched run may fail with and still have got further: another conflict. (A
 #: loss with no graph left means an edit cut too much, not that it got anywhere.)
 _AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
@@ -114,6 +126,16 @@ class _Part:
     sites: tuple[Site, ...]
 
 
+@dataclass(frozen=True)
+class _Goal:
+    """What every predicted edit set is judged by, for one repair."""
+
+    kinds: list[FixKind]
+    reference: Reference
+    limit: int
+    ctx: Context
+
+
 @dataclass
 class _Repair:
     options: Options
@@ -122,6 +144,8 @@ class _Repair:
     started: float
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
     _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
+    _predicted: int = 0  # predicted edit sets verified so far
+    _promising: list[str] = field(default_factory=list)  # edits that got a run further
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -230,56 +254,49 @@ class _Repair:
         limit: int,
         ctx: Context,
     ) -> rp.Report:
-        """Predict, verify, and where an edit gets the run further (the conflict gone, a
-        new one met), keep it, diagnose the new failure with the tracer, and go on; then
-        ddmin over every switchable site if the kinds allow it."""
+        """Predict and verify, conflict after conflict (``_explore``); then ddmin over
+        every switchable site if the kinds allow it; else say why nothing fits."""
         searchable = any(k.name == CLONE for k in kinds)
-        guided = self.options.strategy == "predict" or not searchable
-        kept: list[_Part] = []
-        point = start
-        for _ in range(MAX_ROUNDS if guided else 0):
-            options = fixes.candidates(kinds, point.found, ctx)
-            outcome = self._round(options[: _tries(options)], kept, point, reference, limit, ctx)
-            if isinstance(outcome, _Verified):
-                return self._verified(base, outcome, kept, options, reference, limit, ctx)
-            if outcome is None:
-                break
-            kept.append(outcome[0])
-            point = outcome[1]
-            self.say(f"conflict {len(kept) + 1}: {point.found.line}")
+        goal = _Goal(kinds, reference, limit, ctx)
+        if self.options.strategy == "predict" or not searchable:
+            verified = self._explore(start, [], goal)
+            if verified is not None:
+                options = fixes.candidates(kinds, start.found, ctx)
+                return self._verified(base, verified, options, reference, limit, ctx)
         if searchable and not self._out_of_time():
-            return self._search(base, start.found, kept, reference, limit)
-        reason, advice = fixes.refusal(kinds, point.found, ctx)
+            return self._search(base, start.found, reference, limit)
+        reason, advice = fixes.refusal(kinds, start.found, ctx)
         base.summary = reason or "none of the edits the evidence points at passed verification"
         if advice:
             base.explanation += "\n" + advice
         return base
 
-    def _round(
-        self,
-        options: list[tuple[FixKind, Candidate]],
-        kept: list[_Part],
-        point: _Point,
-        reference: Reference,
-        limit: int,
-        ctx: Context,
-    ) -> _Verified | tuple[_Part, _Point] | None:
-        """Each candidate on top of the edits kept so far, as a verified run: one that
-        passes ends the repair; the first that gets further starts the next round."""
+    def _explore(self, point: _Point, kept: list[_Part], goal: _Goal) -> _Verified | None:
+        """Each predicted edit on top of the edits kept so far, as a verified run: one that
+        passes ends the repair; one that gets further (the conflict gone, another met) is
+        kept, the patched script is traced, and the next conflict explored, depth first,
+        backing out of a path that leads nowhere."""
+        options = fixes.candidates(goal.kinds, point.found, goal.ctx)
         before = [s for part in kept for s in part.sites]
-        for kind, cand in options:
-            if self._failed_before([*before, *cand.sites]):
+        for kind, cand in options[: _tries(options)]:
+            sites = [*before, *cand.sites]
+            if self._failed_before(sites) or self._out_of_time() or self._predicted >= MAX_TRIES:
                 continue
-            kinds = [*(p.kind for p in kept), kind]
-            outcome, verified = self._verify([*before, *cand.sites], reference, limit, kinds, ctx)
+            self._predicted += 1
+            judges = [*(p.kind for p in kept), kind]
+            outcome, verified = self._verify(sites, goal.reference, goal.limit, judges, goal.ctx)
+            part = _Part(kind, point.found, cand.sites)
             if isinstance(outcome, Passed):
-                return verified._replace(parts=[*kept, _Part(kind, point.found, cand.sites)])
-            if self._out_of_time():
-                return None
-            if verified.run.status and _got_further(outcome, verified.run, point):
-                nxt = self._next_conflict(verified, point, kind, limit, ctx)
-                if nxt is not None:
-                    return _Part(kind, point.found, cand.sites), nxt
+                return verified._replace(parts=[*kept, part])
+            if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point):
+                continue
+            nxt = self._next_conflict(verified, point, kind, goal.limit, goal.ctx)
+            if nxt is not None:
+                self._promising += [s.id for s in cand.sites]
+                self.say(f"conflict {len(kept) + 2}: {nxt.found.line}")
+                done = self._explore(nxt, [*kept, part], goal)
+                if done is not None:
+                    return done
         return None
 
     def _next_conflict(
@@ -291,13 +308,31 @@ class _Repair:
         traced = self.runner.run(self.project.spec(verified.patched, mode=LOCATE, limit=limit))
         if traced.error is None:
             return None
-        found = diagnose(traced, self.project.sources)
+        found = relabel(diagnose(traced, self.project.sources), self._original_lines(verified))
         same_kinds = fixes.applicable(found, ctx)
         if not same_kinds or same_kinds[0].reference != kind.reference:
             return None
         if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
             return None
+        same_view = found.view is None or found.view == point.found.view
+        if found.error_class in _VIEW_ERRORS and found.error_class == point.found.error_class \
+                and same_view and traced.backward <= point.backward:  # fmt: skip
+            return None  # a view error about no new view: written another way, no further
         return _Point(found, traced.error.line, traced.backward)
+
+    def _original_lines(self, verified: _Verified) -> Callable[[Frame], Frame]:
+        """Lines of the patched files (a run's frames) as lines of the originals (the
+        sites'): an inserted line is read as the original line it was inserted before."""
+        maps = {rel: _line_map(self.project.sources[rel].text, text)
+                for rel, text in verified.patched.items()}  # fmt: skip
+
+        def move(frame: Frame) -> Frame:
+            lines = maps.get(frame[0])
+            if lines is None or not 0 < frame[1] <= len(lines):
+                return frame
+            return (frame[0], lines[frame[1] - 1])
+
+        return move
 
     def _failed_before(self, sites: list[Site]) -> bool:
         known = self._known.get(frozenset(s.id for s in sites))
@@ -332,7 +367,6 @@ class _Repair:
         self,
         base: rp.Report,
         verified: _Verified,
-        kept: list[_Part],
         options: list[tuple[FixKind, Candidate]],
         reference: Reference,
         limit: int,
@@ -401,14 +435,13 @@ class _Repair:
         self,
         base: rp.Report,
         found: Diagnosis,
-        kept: list[_Part],
         reference: Reference,
         limit: int,
     ) -> rp.Report:
         """ddmin over every switchable site (clones and out-of-place rewrites), the edits
-        the rounds kept tried first; the result is verified as a plain patched run."""
+        that got a run further tried first; the result is verified as a plain patched run."""
         guided = self.options.strategy == "predict"
-        ranked = [s.id for p in kept for s in p.sites] if guided else []
+        ranked = list(self._promising) if guided else []
         ranked += priority(found, self.project.sites) if guided else []
         result = self._ddmin(reference, limit, ranked, found.error_class)
         if result.best is None:
@@ -506,6 +539,19 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
+
+
+def _line_map(original: str, patched: str) -> list[int]:
+    """For each line of ``patched``, the line of ``original`` it is (or stands before)."""
+    old, new = original.splitlines(), patched.splitlines()
+    out: list[int] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out += range(i1 + 1, i2 + 1)
+        else:  # inserted or rewritten lines: the first original line of the block
+            out += [min(i1 + 1, max(len(old), 1))] * (j2 - j1)
+    return out
 
 
 def _tries(options: list[tuple[FixKind, Candidate]]) -> int:

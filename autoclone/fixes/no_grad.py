@@ -43,8 +43,9 @@ class NoGrad(Kind):
         blocks = [(updates[first], tuple(range(first + 1, last + 1))), (hit, ())]
         wrapped = [as_no_grad(site, ctx.texts[file], block) for site, block in blocks]
         unique = {s.id + str(s.block): [s] for s in wrapped if s is not None}
-        # ahead of a clone of the view, which would write into a copy (prune nothing)
-        return ranked(list(unique.values()), start=-1.5 if found.error_class == NO_GRAD_VIEW else 0)
+        # right after the clone where the view is made (a constant view: the usual cure),
+        # ahead of the other clones, which would write into a copy (prune nothing)
+        return ranked(list(unique.values()), start=0.5 if found.error_class == NO_GRAD_VIEW else 0)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
