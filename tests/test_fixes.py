@@ -75,3 +75,11 @@ def test_an_argument_write_is_this_kinds_only_where_the_helper_returns_it() -> N
     code = "def add(h, b):\n    h += b\n    return h\n\n\ndef center_(x):\n    x -= x.mean()\n"
     assert returned_parameters(code, 2) == {"h"}
     assert returned_parameters(code, 7) == set()  # in place by design: callers may rely on it
+
+
+def test_a_patched_runs_lines_map_back_to_the_original() -> None:
+    from autoclone.repair import _line_map
+
+    original = "a = 1\nb = 2\nc = 3\n"
+    patched = "a = 1\nwith torch.no_grad():\n    b = 2\nc = 3\n"  # one line inserted, one moved
+    assert _line_map(original, patched) == [1, 2, 2, 3]
