@@ -154,8 +154,10 @@ def fix(
     refusal = dry_run_refusal(options) if dry_run else None
     report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
     _only_a_patch_that_applies(report, dry_run)
-    if report.status == rp.FIXED and not dry_run:
-        _apply(report)
+    with lifecycle.deferred("the patch was written"):
+        if report.status == rp.FIXED and not dry_run:
+            _apply(report)
+        lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
     _emit(report, fmt, dry_run)
     raise typer.Exit(report.exit_code)
 
@@ -187,6 +189,7 @@ def explain(
     _need_stdout()
     result = explain_script(options)
     result.editor = editor_paths(result.editor, options)
+    lifecycle.finish()
     if fmt is Format.json:
         _out(json.dumps(result.as_json(), indent=2) + "\n")
     elif result.text:
@@ -304,7 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     except lifecycle.Interrupted as exc:
         return _stopped(exc)
     finally:
-        restore()
+        if argv is None:  # the process's own entry point: it exits next
+            lifecycle.finish(until_exit=True)
+        else:  # called in-process: give the caller its handlers back
+            lifecycle.finish()
+            restore()
 
 
 def _main(argv: list[str] | None) -> int:

@@ -64,6 +64,7 @@ class _State:
         self.stopped: int | None = None  # the signal that stopped the session
         self.deferring = 0
         self.pending: list[int] = []
+        self.finished = False  # the result is out: a late signal has nothing left to stop
 
 
 _state = _State()
@@ -109,6 +110,8 @@ def stop(signum: int) -> None:
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
+    if _state.finished:
+        return
     if _state.deferring:
         _state.pending.append(signum)
         return
@@ -119,7 +122,10 @@ def _handle(signum: int, frame: FrameType | None) -> None:
 
 
 def install() -> Callable[[], None]:
-    """Install the stop handlers (main thread only); returns a function restoring the old."""
+    """Install the stop handlers (main thread only) for a new session; returns a function
+    restoring the old ones."""
+    with _state.lock:
+        _state.stopped, _state.finished, _state.pending = None, False, []
     previous = {}
     for signum in STOP_SIGNALS:
         with contextlib.suppress(OSError, ValueError):
@@ -131,6 +137,16 @@ def install() -> Callable[[], None]:
                 signal.signal(signum, handler)
 
     return restore
+
+
+def finish(*, until_exit: bool = False) -> None:
+    """The outcome is decided: a signal from now on must not misreport it. With
+    ``until_exit`` the stop signals stay blocked while the interpreter exits: it resets
+    their handlers to the default early in a tear-down that takes a second with torch
+    loaded, and a Ctrl-C then would kill a finished run (exit -2)."""
+    _state.finished = True
+    if until_exit:
+        _block(True)
 
 
 def _block(block: bool) -> None:
@@ -147,8 +163,9 @@ def deferred(done: str) -> Iterator[None]:
 
     The signals are blocked in this thread (so even Python's default SIGINT handler
     waits) and, if another thread receives one, our handler only records it. On the
-    way out a deferred signal is acted on; if the body had completed, the
-    ``Interrupted`` it raises says so with ``done``.
+    way out of the outermost ``deferred`` a deferred signal is acted on (unless the run
+    has ``finish``ed meanwhile); if the body had completed, the ``Interrupted`` it
+    raises says so with ``done``.
     """
     with _state.lock:
         _state.deferring += 1
@@ -160,10 +177,12 @@ def deferred(done: str) -> Iterator[None]:
     finally:
         with _state.lock:
             _state.deferring -= 1
-            pending, _state.pending = _state.pending, []
+            outermost = not _state.deferring
+            pending, _state.pending = (_state.pending, []) if outermost else ([], _state.pending)
         try:
-            _block(False)
-            if pending and not _state.deferring:
+            if outermost:  # a nested commit leaves the signals to the one around it
+                _block(False)
+            if pending and not _state.finished:
                 stop(pending[0])
                 raise Interrupted(pending[0])
         except Interrupted as exc:

@@ -230,3 +230,23 @@ def test_parallel_trials_in_worker_threads_all_end_on_a_signal(
     assert out.strip() == "stopped 143"
     assert time.monotonic() - started < 10
     assert _gone_within(pids, 2.0) is not None
+
+
+def test_a_signal_after_the_result_is_printed_changes_nothing(tmp_path: Path) -> None:
+    """The interpreter takes a while to tear torch down after the last line: a Ctrl-C
+    then must not turn a finished repair into a death by signal (exit -2)."""
+    (tmp_path / "train.py").write_text(
+        "import torch\nw = torch.ones(3, requires_grad=True)\ne = w.exp()\ne[0] = 0.0\n"
+        "e.sum().backward()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoclone", "fix", "train.py", "--dry-run"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("autoclone: fixed"):
+            os.kill(proc.pid, signal.SIGINT)
+            break
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
