@@ -154,10 +154,10 @@ def fix(
     refusal = dry_run_refusal(options) if dry_run else None
     report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
     _only_a_patch_that_applies(report, dry_run)
-    with lifecycle.deferred("the patch was written"):
-        if report.status == rp.FIXED and not dry_run:
+    if report.status == rp.FIXED and not dry_run:
+        with lifecycle.deferred("the patch was written", then_finish=True):
             _apply(report)
-        lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
+    lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
     _emit(report, fmt, dry_run)
     raise typer.Exit(report.exit_code)
 

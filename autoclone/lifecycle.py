@@ -158,14 +158,15 @@ def _block(block: bool) -> None:
 
 
 @contextlib.contextmanager
-def deferred(done: str) -> Iterator[None]:
+def deferred(done: str, *, then_finish: bool = False) -> Iterator[None]:
     """Run a commit without a stop signal cutting it in half.
 
     The signals are blocked in this thread (so even Python's default SIGINT handler
     waits) and, if another thread receives one, our handler only records it. On the
     way out of the outermost ``deferred`` a deferred signal is acted on (unless the run
     has ``finish``ed meanwhile); if the body had completed, the ``Interrupted`` it
-    raises says so with ``done``.
+    raises says so with ``done``. ``then_finish``: once the body completed and no
+    signal came, the run is ``finish``ed (with no gap a signal could fall into).
     """
     with _state.lock:
         _state.deferring += 1
@@ -185,6 +186,8 @@ def deferred(done: str) -> Iterator[None]:
             if pending and not _state.finished:
                 stop(pending[0])
                 raise Interrupted(pending[0])
+            if completed and then_finish:
+                finish()
         except Interrupted as exc:
             exc.done = done if completed else ""
             raise

@@ -166,8 +166,10 @@ DEFERRED = textwrap.dedent(
     steps = []
     try:
         with lifecycle.deferred("the commit finished"):
-            os.kill(os.getpid(), signal.{name})
-            time.sleep(0.2)  # a handler that ran now would raise here
+            with lifecycle.deferred("the inner step finished"):  # as write_files in fix
+                os.kill(os.getpid(), signal.{name})
+                time.sleep(0.2)  # a handler that ran now would raise here
+            time.sleep(0.2)  # nor may the inner block's end act on it
             steps.append("commit")
     except lifecycle.Interrupted as exc:
         print(steps, exc.done, exc.exit_code)
