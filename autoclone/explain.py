@@ -69,7 +69,9 @@ def explain_script(options: Options) -> Explanation:
     words, editor = warning_lines(first.warnings, project.sources, project.lines)
     shrunk = project.plan.describe()
     sizes = f"(the script ran shrunk for speed: {shrunk})" if shrunk else ""
-    result.text = "\n".join(filter(None, [result.text, *words, sizes]))
+    cpu = (f"(no usable CUDA device here: the script's {first.cuda_mapped} CUDA calls ran on "
+           "the CPU)") if first.cuda_mapped else ""  # fmt: skip
+    result.text = "\n".join(filter(None, [result.text, *words, sizes, cpu]))
     result.editor += editor
     result.runs, result.seconds = runner.runs, time.monotonic() - started
     return result

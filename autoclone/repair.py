@@ -513,6 +513,8 @@ class _Repair:
         base.explanation += _reasons(verified.parts, self.project.lines)
         for part in verified.parts:
             base.notes += part.kind.notes(part.found, part.sites, self.project.lines)
+        if verified.run.cuda_mapped:
+            base.notes.append(cpu_note(verified.run.cuda_mapped))
         kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))
         n = len(chosen)
         base.summary = (
@@ -581,6 +583,16 @@ def _reasons(parts: list[_Part], lines: dict[str, list[str]]) -> str:
                        + explain(part.found, lines))  # fmt: skip
         out += [part.kind.why(s, part.found, lines) for s in part.sites]
     return "\n" + "\n".join(out)
+
+
+def cpu_note(mapped: int) -> str:
+    """The run was a GPU script's, on the CPU: say so, and what that changed."""
+    return (
+        "verified on the CPU: no usable CUDA device here, so the script's CUDA calls "
+        f"({mapped} in the verifying run) ran on the CPU at run time, with autocast('cuda') "
+        "off (float32) and GradScaler passing the loss through; the patch does not contain "
+        "this mapping"
+    )
 
 
 def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:

@@ -63,6 +63,7 @@ class RunResult:
     seconds: float = 0.0  # wall time of the whole trial, as the parent saw it
     script_seconds: float = 0.0  # the user's script alone, as the child timed it
     exit_code: int = 0  # the script's own exit status (``sys.exit(3)``), when it exited
+    cuda_mapped: int = 0  # CUDA calls the child ran on the CPU (``autoclone.devices``)
 
 
 @dataclass(frozen=True)
@@ -420,6 +421,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         seconds=seconds,
         script_seconds=float(data.get("script_seconds", 0.0)),
         exit_code=code,
+        cuda_mapped=int(data.get("cuda_mapped") or 0),
     )
 
 
