@@ -1,3 +1,8 @@
 """autoclone: repair PyTorch scripts that crash in autograd with a minimal, verified patch."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # one source of truth: pyproject.toml, as installed
+    __version__ = version("autoclone")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    __version__ = "0+unknown"

@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import replace
 from enum import Enum
@@ -20,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from autoclone import lifecycle
+from autoclone import __version__, fixes, lifecycle
 from autoclone import report as rp
 from autoclone.explain import explain_script
 from autoclone.patch import PatchError, check_patch, write_files
@@ -88,12 +89,62 @@ def _overrides(values: list[str]) -> dict[str, str]:
     return out
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        _out(f"autoclone {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """autoclone: repair PyTorch scripts that crash in autograd."""
 
 
-@app.command()
+def _drop_asides(text: str) -> str:
+    """Remove parenthesised asides (`` (a GAN's ...)``), keeping calls like ``f(x)``."""
+    depth, out = 0, []
+    for i, c in enumerate(text):
+        if depth == 0 and c == "(" and text[i - 1 : i] == " ":
+            depth = 1
+        elif depth:
+            depth += (c == "(") - (c == ")")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def kind_summary(doc: str) -> str:
+    """The first clause of a fix kind's module docstring, as one short help line: the
+    docstrings are the one description of each kind, so the help cannot drift from them."""
+    text = " ".join(doc.split("\n\n")[0].replace("``", "").split())
+    text = re.sub(r"\s+([,.:)])", r"\1", " ".join(_drop_asides(text).split()))
+    parts = re.split(r": |\. ", text)
+    line = parts[0] if len(parts[0]) >= 30 or len(parts) == 1 else f"{parts[0]}: {parts[1]}"
+    return line.strip().rstrip(".")
+
+
+def _fix_help() -> str:
+    """``fix --help``: what it does and every fix kind, one line each (``\\b`` keeps
+    click from re-wrapping the list)."""
+    kinds = [
+        f"  {k.name:<15} {kind_summary(sys.modules[type(k).__module__].__doc__ or '')}"
+        for k in fixes.KINDS
+    ]
+    return (
+        "Find, verify and write a minimal patch (print it with --dry-run). The error's "
+        "evidence picks the fix kinds; each edit is verified by a real run.\n\n"
+        "\b\nFix kinds, in the order they are consulted:\n" + "\n".join(kinds)
+    )
+
+
+@app.command(help=_fix_help())
 def fix(
     path: Annotated[Path, typer.Argument(help="The script to repair.", show_default=False)],
     script_args: Annotated[
@@ -134,7 +185,7 @@ def fix(
         ),
     ] = None,
 ) -> None:
-    """Find and verify a minimal set of .clone() edits; write them (or print with --dry-run)."""
+    """Repair the script; the help text is ``_fix_help()``."""
     options = Options(
         script=path,
         args=tuple(script_args or ()),

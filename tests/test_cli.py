@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -226,3 +227,40 @@ def test_dry_run_diff_of_a_latin1_file_applies_with_git(tmp_path: Path) -> None:
     subprocess.run(["git", "apply", "-"], input=result.stdout, cwd=tmp_path, check=True)
     patched = script.read_bytes().decode("latin-1")
     assert "# remis à zéro" in patched and patched != source
+
+
+def test_version_is_the_installed_package_version() -> None:
+    from importlib.metadata import version
+
+    result = subprocess.run(
+        [sys.executable, "-m", "autoclone", "--version"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"autoclone {version('autoclone')}\n"
+
+
+def test_fix_help_names_every_fix_kind_on_one_line_each() -> None:
+    from autoclone.fixes import KINDS
+
+    result = subprocess.run(
+        [sys.executable, "-m", "autoclone", "fix", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for kind in KINDS:
+        mine = [line for line in lines if line.split()[:1] == [kind.name]]
+        assert len(mine) == 1, (kind.name, result.stdout)
+        described = mine[0].split(None, 1)[1]
+        assert 15 <= len(described) <= 130 and "``" not in described, mine[0]
+
+
+def test_kind_summary_keeps_calls_and_drops_asides() -> None:
+    from autoclone.cli import kind_summary
+
+    doc = "``D(fake.detach())``: the forgotten detach. Two losses (one ``G(z)``) share it."
+    assert kind_summary(doc) == "D(fake.detach()): the forgotten detach"
+    doc = "An in-place write (``token += pos``, in a helper)\nmade out of place: more."
+    assert kind_summary(doc) == "An in-place write made out of place"
