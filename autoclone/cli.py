@@ -22,6 +22,7 @@ from typing import Annotated
 import typer
 
 from autoclone import __version__, fixes, lifecycle
+from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
 from autoclone.patch import PatchError, check_patch, write_files
@@ -200,17 +201,72 @@ def fix(
     )
     if jobs is not None:
         options = replace(options, jobs=jobs)
+    options = _progress_in_cells(options)
     if dry_run or fmt is Format.json:
         _need_stdout()
     refusal = dry_run_refusal(options) if dry_run else None
     report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
-    _only_a_patch_that_applies(report, dry_run)
+    view, verified = _in_cells(report, options)
+    if view is not None:
+        _only_a_notebook_that_validates(report, view, verified)
+    else:
+        _only_a_patch_that_applies(report, dry_run)
     if report.status == rp.FIXED and not dry_run:
         with lifecycle.deferred("the patch was written", then_finish=True):
             _apply(report)
     lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
-    _emit(report, fmt, dry_run)
+    _emit(report, fmt, dry_run, view)
     raise typer.Exit(report.exit_code)
+
+
+def _progress_in_cells(options: Options) -> Options:
+    """Progress lines about a notebook name its cells, not the script autoclone runs."""
+    try:
+        view = _notebook_view(options)
+    except (nbk.NotebookError, OSError, ValueError):
+        return options  # the repair says what is wrong with it, in one line
+    if view is None:
+        return options
+    say = options.progress
+    return replace(options, progress=lambda m: say(view.text(m)))
+
+
+def _notebook_view(options: Options) -> nbk.View | None:
+    """How a notebook's repair is shown; None for a script (or a notebook the repair
+    already refused). Raises ``NotebookError`` or ``OSError`` if it cannot be read now."""
+    if not nbk.is_notebook(options.script):
+        return None
+    root = options.root or options.script.resolve().parent
+    return nbk.View.of(options.script, root, options.cwd)
+
+
+def _in_cells(report: rp.Report, options: Options) -> tuple[nbk.View | None, str | None]:
+    """A notebook's report told in cells (read again: the repair ran on its script)."""
+    if report.status == rp.BAD_INPUT or not nbk.is_notebook(options.script):
+        return None, None
+    try:
+        view = _notebook_view(options)
+    except (nbk.NotebookError, OSError, ValueError) as exc:
+        report.status, report.summary = rp.UNFIXABLE, f"{options.script}: {exc}"
+        return None, None
+    if view is None:
+        return None, None
+    report, verified = nbk.translate(report, view)
+    return view, verified
+
+
+def _only_a_notebook_that_validates(
+    report: rp.Report, view: nbk.View, verified: str | None
+) -> None:
+    """The invariant for a notebook: ``fixed`` only with a notebook text that validates,
+    changes nothing but code cells' sources, and makes the program that was verified."""
+    if report.status != rp.FIXED:
+        return
+    problem = nbk.check_report(report, view, verified, Path.cwd())
+    if problem is not None:
+        report.status = rp.UNFIXABLE
+        report.summary = f"the verified patch is not offered: {problem}"
+        report.notes.append("no file was changed")
 
 
 @app.command()
@@ -238,11 +294,18 @@ def explain(
         progress=lambda m: _err(f"autoclone: {m}"),
     )
     _need_stdout()
+    options = _progress_in_cells(options)
     result = explain_script(options)
+    view = _notebook_view(options) if result.status != rp.BAD_INPUT else None
+    if view is not None:
+        result.text = "\n".join([view.text(result.text), *view.skipped()])
+        result.summary = view.text(result.summary)
+        result.editor = [view.editor(line) for line in result.editor]
     result.editor = editor_paths(result.editor, options)
     lifecycle.finish()
     if fmt is Format.json:
-        _out(json.dumps(result.as_json(), indent=2) + "\n")
+        data = result.as_json()
+        _out(json.dumps(nbk.explain_json(data, view) if view else data, indent=2) + "\n")
     elif result.text:
         _out(result.text + "\n" + "\n".join(result.editor) + "\n")
     if result.status == rp.BAD_INPUT:
@@ -310,9 +373,10 @@ def _silence_stdout() -> None:
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
 
 
-def _emit(report: rp.Report, fmt: Format, dry_run: bool) -> None:
+def _emit(report: rp.Report, fmt: Format, dry_run: bool, view: nbk.View | None = None) -> None:
     if fmt is Format.json:
-        _out(json.dumps(report.as_json(), indent=2) + "\n")
+        data = report.as_json()
+        _out(json.dumps(nbk.json_report(data, view) if view else data, indent=2) + "\n")
     elif dry_run and report.patch:
         _out(report.patch_bytes)  # bytes: git applies it to any encoding
     if report.explanation:

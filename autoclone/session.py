@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -19,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from autoclone import notebook as nbk
 from autoclone.child import ANOMALY, LOCATE
 from autoclone.codemods.knobs import Knob, find_knobs, merge
 from autoclone.codemods.overrides import apply_overrides
@@ -72,6 +74,7 @@ class Project:
     constants: dict[str, str]  # module-level overrides, applied to every trial text
     knobs: list[Knob] = field(default_factory=list)  # what could be shrunk for trials
     plan: Plan = field(default_factory=Plan)  # what trials run shrunk, once decided
+    script: str = ""  # the file trials run, relative to root (a notebook's: its script)
     _bases: dict[Plan, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
 
     def texts(
@@ -119,25 +122,52 @@ class Project:
 def load_project(options: Options) -> Project:
     """Read and analyse the user's files; every problem becomes a ``BadInput`` line."""
     script, root = _script_and_root(options)
-    sources, sites = {}, []
-    for path in user_files(script, root):
+    sources: dict[str, SourceFile] = {}
+    if nbk.is_notebook(script):
+        paths = _notebook_files(script, root, options, sources)
+    else:
+        paths = user_files(script, root)
+    for path in paths:
         rel = path.relative_to(root).as_posix()
         sources[rel] = _read_source(path, _shown(path, options.cwd))
-        sites.extend(find_sites(sources[rel].text, rel))
+    sites = [site for rel, src in sources.items() for site in find_sites(src.text, rel)]
     knobs = merge(
         knob
         for rel, src in sources.items()
         for knob in find_knobs(src.text, rel, options.args)
         if knob.name not in options.overrides
     )
-    return Project(root, sources, sites, _constants(options.overrides, sources), knobs)
+    constants = _constants(options.overrides, sources)
+    return Project(root, sources, sites, constants, knobs, script=next(iter(sources)))
 
 
-#: Suffixes of files that are not Python source, with what to say instead of running them.
-NOT_PYTHON = {
-    ".ipynb": "notebooks are not supported yet; export the code with "
-    "`jupyter nbconvert --to script {name}` and repair the .py file",
-}
+def _notebook_files(
+    script: Path, root: Path, options: Options, sources: dict[str, SourceFile]
+) -> list[Path]:
+    """A notebook's code cells as the project's first file (a script that exists only in
+    the trials' copies), and the local modules it imports."""
+    shown = _shown(script, options.cwd)
+    try:
+        nb = nbk.read(script)
+    except nbk.NotebookError as exc:
+        raise BadInput(f"{shown}: {exc}") from exc
+    rel = nbk.script_name(script.relative_to(root).as_posix())
+    if (root / rel).exists():
+        raise BadInput(f"{shown}: {rel} exists; autoclone runs the notebook's code under that name")
+    try:
+        compile(nb.script, rel, "exec", dont_inherit=True)
+        cst.parse_module(nb.script)
+    except SyntaxError as exc:
+        cell, line = nb.where(exc.lineno or 0) or (0, 0)
+        raise BadInput(f"{shown} cell {cell}, line {line}: syntax error: {exc.msg}") from exc
+    except cst.ParserSyntaxError as exc:
+        cell, line = nb.where(exc.raw_line) or (0, 0)
+        raise BadInput(f"{shown} cell {cell}, line {line}: syntax error") from exc
+    sources[rel] = nb.source_file(root, rel)
+    with tempfile.TemporaryDirectory(prefix="autoclone-nb-") as folder:  # imports, as read
+        program = Path(folder, "notebook.py")
+        program.write_text(nb.script, encoding="utf-8")
+        return user_files(program, root)[1:]
 
 
 def _script_and_root(options: Options) -> tuple[Path, Path]:
@@ -146,9 +176,6 @@ def _script_and_root(options: Options) -> tuple[Path, Path]:
         raise BadInput(f"{options.script}: no such file")
     if not script.is_file():
         raise BadInput(f"{options.script}: not a file")
-    refusal = NOT_PYTHON.get(script.suffix.lower())
-    if refusal:
-        raise BadInput(f"{options.script}: " + refusal.format(name=options.script))
     root = (options.root or script.parent).resolve()
     if not script.is_relative_to(root):
         raise BadInput(f"{options.script}: not under the project root {root}")
@@ -178,8 +205,8 @@ def dry_run_refusal(options: Options) -> str | None:
     outside that folder no such diff exists (``git apply`` refuses ``../``), so say so
     before spending minutes on the repair."""
     script = options.script.resolve()
-    if script.is_relative_to(options.cwd.resolve()):
-        return None
+    if script.is_relative_to(options.cwd.resolve()) or nbk.is_notebook(script):
+        return None  # a notebook's cell diff is for reading: it is never a git patch
     return (
         f"{options.script} is outside the current directory, so a diff printed here could "
         f"not be applied (git apply refuses ../ paths): run from {script.parent} or a "
@@ -266,7 +293,7 @@ def jobs_for(options: Options, trial_seconds: float) -> int:
 def make_runner(options: Options, project: Project) -> Runner:
     """The runner, with the folder already copied for the trials (``BadInput`` when it
     cannot be: more than the temporary directory can take)."""
-    script = options.script.resolve().relative_to(project.root).as_posix()
+    script = project.script or options.script.resolve().relative_to(project.root).as_posix()
     cwd = options.cwd.resolve()
     inside = cwd.is_relative_to(project.root)
     runner = Runner(
