@@ -384,7 +384,7 @@ class _Repair:
                 f"{len(verified.parts)} conflicts, each diagnosed by a traced run of the script "
                 "with the edits before it; every edit was checked to be needed"
             )
-        return self._fixed(base, verified, minimal=minimal)
+        return self._fixed(base, verified, reference, minimal=minimal)
 
     def _one_minimal(
         self, verified: _Verified, reference: Reference, limit: int, ctx: Context
@@ -455,7 +455,7 @@ class _Repair:
             base.summary = f"the patched script failed verification: {_outcome_text(verdict)}"
             return base
         parts = [_Part(fixes.kind_of(s), found, (s,)) for s in chosen]
-        return self._fixed(base, verified._replace(parts=parts), minimal=result.minimal,
+        return self._fixed(base, verified._replace(parts=parts), reference, minimal=result.minimal,
                            stopped=result.stopped)  # fmt: skip
 
     def _ddmin(
@@ -493,7 +493,13 @@ class _Repair:
 
     # -- the report -----------------------------------------------------------------------
     def _fixed(
-        self, base: rp.Report, verified: _Verified, *, minimal: bool, stopped: bool = False
+        self,
+        base: rp.Report,
+        verified: _Verified,
+        reference: Reference,
+        *,
+        minimal: bool,
+        stopped: bool = False,
     ) -> rp.Report:
         unsafe = self._at_full_size(verified.patched)
         if unsafe is not None:
@@ -512,8 +518,10 @@ class _Repair:
         base.edits = rp.edits_of(chosen)
         base.changes = [(sources[rel], text) for rel, text in verified.patched.items()]
         base.explanation += _reasons(verified.parts, self.project.lines)
+        same = isinstance(judge(verified.run, reference), Passed)
         for part in verified.parts:
-            base.notes += part.kind.notes(part.found, part.sites, self.project.lines)
+            if not (part.kind.lenient and same):
+                base.notes += part.kind.notes(part.found, part.sites, self.project.lines)
         if verified.run.cuda_mapped:
             base.notes.append(cpu_note(verified.run.cuda_mapped))
         kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))

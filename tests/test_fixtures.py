@@ -99,6 +99,8 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
     assert report.runs <= expected.get("max_runs", 99), f"{report.runs} runs"
     if expected.get("cpu_mapping"):  # a GPU script verified here: the report says so
         assert any(note.startswith("verified on the CPU") for note in report.notes)
+    for words in expected.get("notes", []):  # what the report owes the user, in its words
+        assert any(words in note for note in report.notes), (words, report.notes)
     assert {edit.kind for edit in report.edits} == {expected.get("kind", "clone")}
     for role, where in expected.get("diagnosis", {}).items():
         frame = where if isinstance(where, list) else ["input.py", where]

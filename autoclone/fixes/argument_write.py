@@ -54,6 +54,7 @@ def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
 
 class ArgumentWrite(Kind):
     name = "argument_write"
+    lenient = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return is_conflict(found) and bool(argument_writes(found, ctx))
@@ -84,7 +85,7 @@ class ArgumentWrite(Kind):
             f"this changes what the caller sees: before, `{site.target} ...=` inside the "
             f"function also changed the tensor the caller passed in, and later code read "
             f"the changed tensor (the call at {where(caller, lines)} received it); now it "
-            "does not. If the numbers differ from the original's, that leaked write is why. "
+            "does not, and that is why the numbers differ from the original's. "
             "A clone where the tensor was saved would keep the leak and the original numbers "
             "instead; the out-of-place write is what such a helper almost always means"
         ]

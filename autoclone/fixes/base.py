@@ -56,6 +56,7 @@ class FixKind(Protocol):
 
     name: str
     reference: str
+    lenient: bool
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool: ...
 
@@ -80,6 +81,9 @@ class Kind:
 
     name = ""
     reference = SAME_NUMBERS
+    #: Its judge may accept numbers the reference does not have; its notes say why, and
+    #: are left out when the patch reproduced the reference after all.
+    lenient = False
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         return judge(run, reference)
