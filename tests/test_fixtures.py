@@ -5,7 +5,10 @@ fixed cases ``expected.patch`` (regenerate with ``pytest --regen-fixtures``) and
 ``expert.py``, the fix a person would write: the patched script must print exactly what
 the expert's prints, and the patch may not change more lines than the expert's fix.
 ``check_set`` (NAME: VALUE) makes that comparison at smaller sizes, for scripts whose
-full run takes minutes; the repair itself always sees the script as written.
+full run takes minutes; the repair itself always sees the script as written. A
+``wrong.py`` is the plausible trap (a patch that also removes the error): it must print
+different numbers, so taking it would be caught. ``notes`` lists words the report's notes
+must contain (what a patch changes that the user has to know).
 """
 
 from __future__ import annotations
