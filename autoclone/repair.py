@@ -26,14 +26,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from autoclone import classify as cls
-from autoclone import fixes
+from autoclone import fixes, references
 from autoclone import report as rp
 from autoclone.child import (
-    FORWARD_REFERENCE,
     LOCATE,
     PLAIN,
-    REFERENCE,
-    RETAIN_REFERENCE,
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
 from autoclone.codemods.sites import CLONE, STATEMENT, Site
@@ -47,9 +44,8 @@ from autoclone.diagnose import (
     warning_lines,
 )
 from autoclone.diagnose import as_json as diagnosis_json
-from autoclone.fixes.base import NONE, RETAINED, Candidate, Context, FixKind
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference, judge
-from autoclone.oracle import RETAINED as RETAINED_NUMBERS
+from autoclone.fixes.base import Candidate, Context, FixKind
+from autoclone.oracle import FINITE, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import PatchError, render_diff, render_diff_bytes
 from autoclone.search import SearchResult, find_minimal, linear_elimination
@@ -175,7 +171,9 @@ class _Repair:
             report = _not_clone_fixable(found.error_class, found.line)
             report.explanation, report.diagnosis = base.explanation, base.diagnosis
             return report
-        reference, evidence = self._reference(kinds[0].reference, found, first.backward, limit)
+        reference, evidence = references.compute(
+            kinds[0].reference, found, (first.backward, limit), self.project, self.runner, self.say
+        )
         if isinstance(reference, str):
             base.summary = reference
             return base
@@ -199,51 +197,6 @@ class _Repair:
             )
         self.say(f"{found.error_class}: {found.line}")
         return base, limit
-
-    # -- references ----------------------------------------------------------------------
-    def _reference(
-        self, which: str, found: Diagnosis, before: int, limit: int
-    ) -> tuple[Reference | str, dict[str, Any]]:
-        """What the kinds' patches must reproduce, with what that run showed, or why there
-        is nothing to reproduce."""
-        if which == NONE:
-            return Reference(FINITE, (), (), limit), {}
-        if which == RETAINED:
-            return self._retained(limit)
-        reference = self._same_numbers(found.error_class, before, limit)
-        return reference or "could not compute reference numbers for the correct program", {}
-
-    def _retained(self, limit: int) -> tuple[Reference | str, dict[str, Any]]:
-        self.say("computing reference numbers (no backward call frees its graph)")
-        ref = self.runner.run(self.project.spec(mode=RETAIN_REFERENCE, limit=limit))
-        if ref.status in ("completed", "stopped"):
-            leaks = [w for w in ref.warnings if w.get("kind") == "gradient_leak"]
-            return Reference(RETAINED_NUMBERS, ref.losses, ref.grads, ref.backward), {
-                "leaks": leaks
-            }
-        failure = ref.error.line if ref.error else ref.status
-        error_class = cls.classify(failure)
-        what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
-        return (
-            "retain_graph=True would only delay the error: with no graph freed, the script "
-            f"still fails ({what}); something between the two backward calls (an optimizer "
-            "step?) changes what the graph saved, which is a choice about training that "
-            "autoclone leaves to you"
-        ), {}
-
-    def _same_numbers(self, kind: str, before: int, limit: int) -> Reference | None:
-        if kind == cls.INPLACE_VERSION:
-            self.say("computing reference numbers (allow_mutation_on_saved_tensors)")
-            ref = self.runner.run(self.project.spec(mode=REFERENCE, limit=limit))
-            if ref.status in ("completed", "stopped"):
-                return Reference(FULL, ref.losses, ref.grads, ref.backward)
-        self.say("computing reference numbers (forward values with grad disabled)")
-        ref = self.runner.run(self.project.spec(mode=FORWARD_REFERENCE, limit=before))
-        if ref.status == "stopped" and len(ref.losses) == before + 1:
-            return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
-        if ref.status == "completed" and len(ref.losses) == before:
-            return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
-        return None
 
     # -- the rounds ----------------------------------------------------------------------
     def _repair(

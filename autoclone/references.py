@@ -1,0 +1,80 @@
+"""The reference runs: what the patches of a kind must reproduce, computed once a repair.
+
+* same numbers: the original run under ``allow_mutation_on_saved_tensors`` for a version
+  error (every forward value as written, every saved tensor as it was when saved), else
+  the failing step's forward pass with grad disabled, which keeps the program's aliasing
+  that the eager view errors forbid;
+* retained: the original run with no backward call freeing its graph, which also records
+  which optimizers each backward call reached (``autoclone.leaks``);
+* none: a detach changes what is differentiated on purpose, so only K finite steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from autoclone import classify as cls
+from autoclone.child import FORWARD_REFERENCE, REFERENCE, RETAIN_REFERENCE
+from autoclone.diagnose import Diagnosis
+from autoclone.fixes.base import NONE, RETAINED
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference
+from autoclone.oracle import RETAINED as RETAINED_NUMBERS
+from autoclone.session import Project
+from autoclone.trial import Runner
+
+Found = tuple[Reference | str, dict[str, Any]]
+
+
+def compute(
+    which: str,
+    found: Diagnosis,
+    steps: tuple[int, int],
+    project: Project,
+    runner: Runner,
+    say: Callable[[str], None],
+) -> Found:
+    """The reference ``which`` for ``steps`` = (backward calls before the error, the limit
+    a patched run must reach), with what its run showed, or why there is none."""
+    before, limit = steps
+    if which == NONE:
+        return Reference(FINITE, (), (), limit), {}
+    if which == RETAINED:
+        return _retained(limit, project, runner, say)
+    reference = _same_numbers(found.error_class, before, limit, project, runner, say)
+    return reference or "could not compute reference numbers for the correct program", {}
+
+
+def _retained(limit: int, project: Project, runner: Runner, say: Callable[[str], None]) -> Found:
+    say("computing reference numbers (no backward call frees its graph)")
+    ref = runner.run(project.spec(mode=RETAIN_REFERENCE, limit=limit))
+    if ref.status in ("completed", "stopped"):
+        leaks = [w for w in ref.warnings if w.get("kind") == "gradient_leak"]
+        return Reference(RETAINED_NUMBERS, ref.losses, ref.grads, ref.backward), {"leaks": leaks}
+    failure = ref.error.line if ref.error else ref.status
+    error_class = cls.classify(failure)
+    what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
+    return (
+        "retain_graph=True would only delay the error: with no graph freed, the script "
+        f"still fails ({what}); something between the two backward calls (an optimizer "
+        "step?) changes what the graph saved, which is a choice about training that "
+        "autoclone leaves to you"
+    ), {}
+
+
+def _same_numbers(
+    kind: str, before: int, limit: int, project: Project, runner: Runner,
+    say: Callable[[str], None],
+) -> Reference | None:  # fmt: skip
+    if kind == cls.INPLACE_VERSION:
+        say("computing reference numbers (allow_mutation_on_saved_tensors)")
+        ref = runner.run(project.spec(mode=REFERENCE, limit=limit))
+        if ref.status in ("completed", "stopped"):
+            return Reference(FULL, ref.losses, ref.grads, ref.backward)
+    say("computing reference numbers (forward values with grad disabled)")
+    ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
+    if ref.status == "stopped" and len(ref.losses) == before + 1:
+        return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
+    if ref.status == "completed" and len(ref.losses) == before:
+        return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
+    return None
