@@ -61,6 +61,10 @@ class Options:
     #: None: one per core (up to 4) when a trial takes long enough to pay for another warm
     #: interpreter (``PARALLEL_AFTER`` seconds), else one.
     jobs: int | None = None
+    #: "none": the script runs as one process; "torchrun": every trial is launched by
+    #: ``torch.distributed.run`` with ``nproc`` processes (``--launcher torchrun --nproc N``).
+    launcher: str = "none"
+    nproc: int = 1
     progress: Callable[[str], None] = lambda message: None
 
 
