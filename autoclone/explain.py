@@ -106,6 +106,9 @@ def _suggestion(d: Diagnosis, project: Project, before: int) -> str:
         f"{where((s.file, s.after or s.line), lines)}"
         for s in cand.sites
     )
-    checked = " (fix first checks that no optimizer steps on gradients this leaves)" \
-        if kind.reference == RETAINED else ""
+    checked = (
+        " (fix first checks that no optimizer steps on gradients this leaves)"
+        if kind.reference == RETAINED
+        else ""
+    )
     return f"Suggested edit (not verified; `autoclone fix` verifies it{checked}): {edits}."

@@ -26,6 +26,9 @@ FULL = "full"  # losses and gradient checksums at every backward call
 FIRST_LOSS = "first_loss"  # the failing step's loss, computed with grad disabled
 FINITE = "finite"  # no external reference: K steps with finite losses (detach fixes)
 RETAINED = "retained"  # losses and gradients of a run where no backward frees its graph
+#: The allow_mutation run up to where it failed with another autograd error (a second
+#: conflict, of another kind): those backward calls' numbers, then finite losses.
+PREFIX = "prefix"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Reference:
     losses: tuple[Any, ...]
     grads: tuple[tuple[Any, ...], ...]
     steps: int  # backward calls a passing run must complete (or the script's end)
+    ended: str = ""  # PREFIX: the error that ended the reference run
 
     def describe(self) -> str:
         if self.kind == FULL:
@@ -47,6 +51,13 @@ class Reference:
             return (
                 f"losses and gradients at {self.steps} backward call(s) of the original script "
                 "run with retain_graph=True forced on every backward call"
+            )
+        if self.kind == PREFIX:
+            return (
+                f"losses and gradients at the {len(self.grads)} backward call(s) the original "
+                "script completed under torch.autograd.graph.allow_mutation_on_saved_tensors() "
+                f"before it met another error ({self.ended}); after those, finite losses up "
+                f"to {self.steps} backward calls"
             )
         if self.kind == FINITE:
             return (
@@ -86,7 +97,7 @@ def judge(result: RunResult, reference: Reference) -> Outcome:
         return Failed("steps", f"ran {result.backward} backward calls, expected {reference.steps}")
     if reference.kind == FINITE:
         return _judge_finite(result)
-    if reference.kind == FIRST_LOSS:
+    if reference.kind in (FIRST_LOSS, PREFIX):
         return _judge_first_loss(result, reference)
     diff = _compare(result, reference)
     return Failed("numbers", diff) if diff else Passed()

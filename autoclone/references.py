@@ -11,17 +11,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from autoclone import classify as cls
 from autoclone.child import FORWARD_REFERENCE, REFERENCE, RETAIN_REFERENCE
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes.base import NONE, RETAINED
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, Reference
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, PREFIX, Reference
 from autoclone.oracle import RETAINED as RETAINED_NUMBERS
 from autoclone.session import Project
-from autoclone.trial import Runner
+from autoclone.trial import Runner, RunResult, RunSpec
 
 Found = tuple[Reference | str, dict[str, Any]]
 
@@ -33,19 +33,32 @@ def compute(
     project: Project,
     runner: Runner,
     say: Callable[[str], None],
+    files: Mapping[str, str] | None = None,
 ) -> Found:
     """The reference ``which`` for ``steps`` = (backward calls before the error, the limit
-    a patched run must reach), with what its run showed, or why there is none."""
+    a patched run must reach), with what its run showed, or why there is none; of the
+    script as patched by ``files`` where given (a later conflict's)."""
     before, limit = steps
+    variant = _Variant(project, files)
     if which == NONE:
         return Reference(FINITE, (), (), limit), {}
     if which == RETAINED:
-        return _retained(limit, project, runner, say)
-    reference = _same_numbers(found.error_class, before, limit, project, runner, say)
+        return _retained(limit, variant, runner, say)
+    reference = _same_numbers(found.error_class, before, limit, variant, runner, say)
     return reference or "could not compute reference numbers for the correct program", {}
 
 
-def _retained(limit: int, project: Project, runner: Runner, say: Callable[[str], None]) -> Found:
+class _Variant:
+    """The script, or the script as patched so far, as reference runs ask for it."""
+
+    def __init__(self, project: Project, files: Mapping[str, str] | None) -> None:
+        self.project, self.files = project, files
+
+    def spec(self, **kw: Any) -> RunSpec:
+        return self.project.spec(self.files, **kw)
+
+
+def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]) -> Found:
     say("computing reference numbers (no backward call frees its graph)")
     ref = runner.run(project.spec(mode=RETAIN_REFERENCE, limit=limit))
     if ref.status in ("completed", "stopped"):
@@ -62,8 +75,20 @@ def _retained(limit: int, project: Project, runner: Runner, say: Callable[[str],
     ), {}
 
 
+def _another_conflict(ref: RunResult) -> str:
+    """The error class that ended a mutation-allowed run past its first backward call,
+    when it is an autograd error the version error did not cause (a carried state, two
+    backward calls): the numbers up to it are the program's, the rest is another round's."""
+    if ref.status != "error" or ref.error is None or ref.backward < 1:
+        return ""
+    error_class = cls.classify(ref.error.line)
+    if error_class in (cls.NOT_AUTOGRAD, cls.INPLACE_VERSION, cls.NO_GRAPH):
+        return ""
+    return error_class
+
+
 def _same_numbers(
-    kind: str, before: int, limit: int, project: Project, runner: Runner,
+    kind: str, before: int, limit: int, project: _Variant, runner: Runner,
     say: Callable[[str], None],
 ) -> Reference | None:  # fmt: skip
     if kind == cls.INPLACE_VERSION:
@@ -71,6 +96,9 @@ def _same_numbers(
         ref = runner.run(project.spec(mode=REFERENCE, limit=limit))
         if ref.status in ("completed", "stopped"):
             return Reference(FULL, ref.losses, ref.grads, ref.backward)
+        ended = _another_conflict(ref)
+        if ended:
+            return Reference(PREFIX, ref.losses, ref.grads, limit, ended=ended)
     say("computing reference numbers (forward values with grad disabled)")
     ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     if ref.status == "stopped" and len(ref.losses) == before + 1:

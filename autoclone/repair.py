@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -70,6 +70,7 @@ class _Verified(NamedTuple):
     patched: dict[str, str]
     run: RunResult
     parts: list[_Part] = []
+    refs: Mapping[str, Reference] = {}  # what each kind's edits were judged by
 
 
 #: Predicted edits verified directly (each a patched run) before falling back to ddmin.
@@ -125,12 +126,16 @@ class _Part:
 
 @dataclass(frozen=True)
 class _Goal:
-    """What every predicted edit set is judged by, for one repair."""
+    """What every predicted edit set is judged by, along one path of conflicts: the
+    first conflict's kinds and reference, and the reference each kind met so far asks
+    for (``refs``, by name: a later conflict may need another, a carried state after a
+    version error, computed on the script as patched up to it)."""
 
     kinds: list[FixKind]
     reference: Reference
     limit: int
     ctx: Context
+    refs: Mapping[str, Reference] = field(default_factory=dict)
 
 
 @dataclass
@@ -211,7 +216,7 @@ class _Repair:
         """Predict and verify, conflict after conflict (``_explore``); then ddmin over
         every switchable site if the kinds allow it; else say why nothing fits."""
         searchable = any(k.name == CLONE for k in kinds)
-        goal = _Goal(kinds, reference, limit, ctx)
+        goal = _Goal(kinds, reference, limit, ctx, {kinds[0].reference: reference})
         if self.options.strategy == "predict" or not searchable:
             verified = self._explore(start, [], goal)
             if verified is not None:
@@ -238,41 +243,72 @@ class _Repair:
                 continue
             self._predicted += 1
             judges = [*(p.kind for p in kept), kind]
-            outcome, verified = self._verify(sites, goal.reference, goal.limit, judges, goal.ctx)
+            outcome, verified = self._verify(
+                sites, goal.reference, goal.limit, judges, goal.ctx, goal.refs
+            )
             part = _Part(kind, point.found, cand.sites)
             if isinstance(outcome, Passed):
-                return verified._replace(parts=[*kept, part])
+                return verified._replace(parts=[*kept, part], refs=goal.refs)
             if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point):
                 continue
-            nxt = self._next_conflict(verified, point, kind, goal.limit, goal.ctx)
-            if nxt is not None:
+            found = self._next_conflict(verified, point, goal)
+            if found is not None:
+                nxt, deeper = found
                 self._promising += [s.id for s in cand.sites]
                 self.say(f"conflict {len(kept) + 2}: {nxt.found.line}")
-                done = self._explore(nxt, [*kept, part], goal)
+                done = self._explore(nxt, [*kept, part], deeper)
                 if done is not None:
                     return done
         return None
 
     def _next_conflict(
-        self, verified: _Verified, point: _Point, kind: FixKind, limit: int, ctx: Context
-    ) -> _Point | None:
-        """Run the patched script under the tracer: a new conflict the same kinds can
-        repair (same reference) is the next round's; anything else ends the rounds."""
+        self, verified: _Verified, point: _Point, goal: _Goal
+    ) -> tuple[_Point, _Goal] | None:
+        """Run the patched script under the tracer: a new conflict some kind can repair is
+        the next round's, judged by the reference its kind asks for (computed on the
+        script as patched so far where the path has not met it yet); anything else ends
+        the rounds."""
         self.say(f"run {self.runner.runs + 1}: tracing the patched script")
-        traced = self.runner.run(self.project.spec(verified.patched, mode=LOCATE, limit=limit))
+        spec = self.project.spec(verified.patched, mode=LOCATE, limit=goal.limit)
+        traced = self.runner.run(spec)
         if traced.error is None:
             return None
         found = relabel(diagnose(traced, self.project.sources), self._original_lines(verified))
-        same_kinds = fixes.applicable(found, ctx)
-        if not same_kinds or same_kinds[0].reference != kind.reference:
+        kinds = fixes.applicable(found, goal.ctx)
+        if not kinds or not self._moved_on(found, traced, point):
             return None
+        deeper = self._with_reference(goal, kinds[0].reference, found, traced, verified)
+        if deeper is None:
+            return None
+        deeper = replace(deeper, kinds=kinds)
+        return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
+
+    def _with_reference(
+        self, goal: _Goal, which: str, found: Diagnosis, traced: RunResult, verified: _Verified
+    ) -> _Goal | None:
+        """The goal with the reference ``which`` in it: the path's own if it met one, else
+        computed on the patched script (the numbers of the program its edits made)."""
+        if which in goal.refs:
+            return goal
+        ref, evidence = references.compute(
+            which, found, (traced.backward, goal.limit), self.project, self.runner, self.say,
+            files=verified.patched,
+        )  # fmt: skip
+        if isinstance(ref, str):
+            return None
+        ctx = self._context({**goal.ctx.evidence, **evidence})  # leaks of the patched script
+        return replace(goal, refs={**goal.refs, which: ref}, ctx=ctx)
+
+    @staticmethod
+    def _moved_on(found: Diagnosis, traced: RunResult, point: _Point) -> bool:
+        """The traced conflict is not the one this round answered, seen again."""
         if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
-            return None
+            return False
         same_view = found.view is None or found.view == point.found.view
-        if found.error_class in _VIEW_ERRORS and found.error_class == point.found.error_class \
-                and same_view and traced.backward <= point.backward:  # fmt: skip
-            return None  # a view error about no new view: written another way, no further
-        return _Point(found, traced.error.line, traced.backward)
+        # a view error about no new view: written another way, no further
+        return not (found.error_class in _VIEW_ERRORS and same_view
+                    and found.error_class == point.found.error_class
+                    and traced.backward <= point.backward)  # fmt: skip
 
     def _original_lines(self, verified: _Verified) -> Callable[[Frame], Frame]:
         """Lines of the patched files (a run's frames) as lines of the originals (the
@@ -302,14 +338,18 @@ class _Repair:
         limit: int,
         kinds: Sequence[FixKind] = (),
         ctx: Context | None = None,
+        refs: Mapping[str, Reference] | None = None,
     ) -> tuple[Outcome, _Verified]:
         """Run the plain patched script: the only kind of run that can approve a patch.
-        Every kind that contributed an edit judges it: the strictest verdict stands."""
+        Every kind that contributed an edit judges it, against the reference it asks for
+        (``refs``, else ``reference``): the strictest verdict stands."""
         shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in sites)
         self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
         run = self.runner.run(self.project.spec(patched, limit=limit))
-        verdicts = [k.judge(run, reference, ctx) for k in dict.fromkeys(kinds)] if ctx else []
+        refs = refs or {}
+        verdicts = [k.judge(run, refs.get(k.reference, reference), ctx)
+                    for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
         failed = [v for v in verdicts if not isinstance(v, Passed)]
         outcome: Outcome = (failed or verdicts or [judge(run, reference)])[0]
         self._known[frozenset(s.id for s in sites)] = outcome
@@ -350,9 +390,11 @@ class _Repair:
             sites = [s for p in rest for s in p.sites]
             if self._failed_before(sites):
                 continue
-            outcome, smaller = self._verify(sites, reference, limit, [p.kind for p in rest], ctx)
+            outcome, smaller = self._verify(
+                sites, reference, limit, [p.kind for p in rest], ctx, verified.refs
+            )
             if isinstance(outcome, Passed):
-                verified = smaller._replace(parts=rest)
+                verified = smaller._replace(parts=rest, refs=verified.refs)
         return verified, not self._out_of_time()
 
     def _smaller_equivalent(

@@ -8,7 +8,8 @@ the expert's prints, and the patch may not change more lines than the expert's f
 full run takes minutes; the repair itself always sees the script as written. A
 ``wrong.py`` is the plausible trap (a patch that also removes the error): it must print
 different numbers, so taking it would be caught. ``notes`` lists words the report's notes
-must contain (what a patch changes that the user has to know).
+must contain (what a patch changes that the user has to know); ``kinds`` the fix kinds of
+a patch with several conflicts (``kind`` the one kind otherwise; default clone).
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
         assert any(note.startswith("verified on the CPU") for note in report.notes)
     for words in expected.get("notes", []):  # what the report owes the user, in its words
         assert any(words in note for note in report.notes), (words, report.notes)
-    assert {edit.kind for edit in report.edits} == {expected.get("kind", "clone")}
+    kinds = expected.get("kinds", [expected.get("kind", "clone")])  # several conflicts, kinds
+    assert {edit.kind for edit in report.edits} == set(kinds)
     for role, where in expected.get("diagnosis", {}).items():
         frame = where if isinstance(where, list) else ["input.py", where]
         assert report.diagnosis[role] == frame, f"{role} line"

@@ -39,8 +39,10 @@ class Clone(Kind):
                     "the write lands in a private copy, so the tensor saved for "
                     "backward keeps the version it had when it was saved."
                 )
-            return fix + "the write goes to an ordinary tensor instead of a view autograd "\
+            return (
+                fix + "the write goes to an ordinary tensor instead of a view autograd "
                 "cannot track."
+            )
         fix = f"Fix at {at}: clone {_WHAT.get(site.kind, 'the value')} `{site.target}`: "
         if found.error_class != INPLACE_VERSION:
             return fix + (
