@@ -21,7 +21,10 @@ zygote itself die.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
+import importlib.util
 import json
 import os
 import select
@@ -50,6 +53,82 @@ def _warm_up() -> None:
     optimizer.step()
     import autoclone.child  # noqa: F401
     import autoclone.tracer  # noqa: F401
+
+
+#: Never imported ahead: they pick a GUI backend, start services or fork on import.
+_NOT_AHEAD = (
+    "matplotlib.pyplot", "pylab", "tkinter", "turtle", "wandb", "mlflow", "ray", "comet_ml",
+    "neptune", "multiprocessing", "torch.distributed", "__future__", "autoclone",
+)  # fmt: skip
+#: Set when a warm import started a thread: the zygote re-executes itself without them.
+COLD = "AUTOCLONE_COLD_IMPORTS"
+_SERVE = "from autoclone.zygote import serve; serve()"
+
+
+def script_imports(script: str, root: str) -> list[str]:
+    """Modules the script imports at its top level (module body, ``try`` and ``if``
+    blocks) that live outside its project: what every trial would import again."""
+    try:
+        tree = ast.parse(Path(script).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    body = list(tree.body)
+    while body:
+        node = body.pop(0)
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+        elif isinstance(node, (ast.Try, ast.If)):
+            body[:0] = [*node.body, *getattr(node, "orelse", [])]
+    return [name for name in dict.fromkeys(names) if _outside(name, root)]
+
+
+def _outside(name: str, root: str) -> bool:
+    """An installed module, not one of the project's (nor one that must not go ahead)."""
+    top = name.split(".")[0]
+    if any(name == bad or name.startswith(bad + ".") for bad in _NOT_AHEAD):
+        return False
+    if os.path.exists(os.path.join(root, top + ".py")) or os.path.isdir(os.path.join(root, top)):
+        return False
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    origin = spec.origin if spec is not None else None
+    return bool(origin) and not os.path.realpath(str(origin)).startswith(os.path.realpath(root))
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _warm_script_imports() -> list[str]:
+    """Import the script's third-party modules once, so no trial pays for them. A module
+    that fails to import is skipped (the trial meets its error itself); one that starts
+    a thread makes the zygote start over without any (a fork keeps no threads)."""
+    if os.environ.get(COLD):
+        return []
+    env = os.environ
+    root = env.get("AUTOCLONE_ROOT", "")
+    names = script_imports(env.get("AUTOCLONE_SCRIPT", ""), root) if root else []
+    threads, done = _threads(), []
+    for name in names:
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except BaseException:  # noqa: BLE001, S112 - its own trial will report it
+            continue
+    if _threads() > threads:
+        os.environ[COLD] = "1"
+        os.execv(
+            sys.executable, [sys.executable, "-c", "from autoclone.zygote import serve; serve()"]
+        )
+    return done
 
 
 def _child(request: dict[str, Any], zygote: int) -> None:
@@ -187,10 +266,12 @@ def _abandoned(request: dict[str, Any]) -> None:
 
 def serve() -> None:
     """Fork a child for each request until the parent says ``exit`` or goes away."""
-    _warm_up()
-    become_subreaper()
     answer = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the parent
+    _warm_up()
+    _warm_script_imports()
+    sys.stdout.flush()
+    become_subreaper()
     print(json.dumps({"ready": True}), file=answer, flush=True)
     lines = _Input()
     me = os.getpid()
