@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import signal
 import sys
 from dataclasses import replace
 from enum import Enum
@@ -21,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from autoclone import __version__, fixes, lifecycle
+from autoclone import __version__, batch, fixes, lifecycle, progress
 from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
@@ -50,6 +51,11 @@ class Device(str, Enum):
 class Format(str, Enum):
     text = "text"
     json = "json"
+
+
+class Launcher(str, Enum):
+    none = "none"
+    torchrun = "torchrun"
 
 
 def _err(message: str) -> None:
@@ -145,12 +151,32 @@ def _fix_help() -> str:
     )
 
 
+#: Options ``fix`` and ``explain`` share, as typer annotations.
+LauncherOption = Annotated[
+    Launcher,
+    typer.Option(help="none, or torchrun: every run is launched by torch.distributed.run."),
+]
+NprocOption = Annotated[
+    int, typer.Option(min=1, help="Processes per run (with --launcher torchrun).")
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Progress on stderr with --format json too.")
+]
+
+
 @app.command(help=_fix_help())
 def fix(
-    path: Annotated[Path, typer.Argument(help="The script to repair.", show_default=False)],
-    script_args: Annotated[
-        list[str] | None, typer.Argument(help="Arguments for the script, after --.")
-    ] = None,
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Scripts, or folders: the .py files directly in a folder that look like "
+            "scripts (top-level code or a __main__ block). Arguments after -- go to every "
+            "script.",
+            metavar="PATH...",
+            show_default=False,
+        ),
+    ],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
     ] = False,
@@ -185,11 +211,24 @@ def fix(
             "--jobs", "-j", min=1, help="Trials at once (default: cores, up to 4, for slow trials)."
         ),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="For CI: write and print no patch; exit 1 if any script has an autograd "
+            "error (or could not be checked in time).",
+        ),
+    ] = False,
+    verbose: VerboseOption = False,
+    launcher: LauncherOption = Launcher.none,
+    nproc: NprocOption = 1,
+    patch_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
-    """Repair the script; the help text is ``_fix_help()``."""
+    """Repair the scripts; the help text is ``_fix_help()``."""
+    _check_launcher(launcher, nproc)
     options = Options(
-        script=path,
-        args=tuple(script_args or ()),
+        script=paths[0],
+        args=_script_args(ctx),
         steps=steps,
         timeout=timeout,
         device=device.value,
@@ -197,15 +236,41 @@ def fix(
         root=root,
         budget=budget,
         shrink=shrink,
-        progress=lambda m: _err(f"autoclone: {m}"),
+        launcher=launcher.value,
+        nproc=nproc,
     )
     if jobs is not None:
         options = replace(options, jobs=jobs)
-    options = _progress_in_cells(options)
-    if dry_run or fmt is Format.json:
-        _need_stdout()
-    refusal = dry_run_refusal(options) if dry_run else None
-    report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
+    shown = fmt is Format.text or verbose
+    if check or len(paths) > 1 or paths[0].is_dir():
+        raise typer.Exit(_fix_many(paths, options, fmt, dry_run, check, shown))
+    raise typer.Exit(_fix_one(options, fmt, dry_run, shown, patch_file))
+
+
+def _check_launcher(launcher: Launcher, nproc: int) -> None:
+    """Several processes per run only make sense through a launcher that starts them."""
+    if nproc > 1 and launcher is Launcher.none:
+        raise typer.BadParameter(
+            f"{nproc} processes need a launcher: add --launcher torchrun", param_hint="--nproc"
+        )
+
+
+def _script_args(ctx: typer.Context) -> tuple[str, ...]:
+    """The arguments after ``--``, which ``main`` took off before parsing (a click
+    positional list would swallow the second script of ``fix a.py b.py``)."""
+    return tuple(ctx.obj) if isinstance(ctx.obj, tuple) else ()
+
+
+def _fix_one(
+    options: Options, fmt: Format, dry_run: bool, shown: bool, patch_file: Path | None
+) -> int:
+    """One script, in this process: repair, check, write (or print), report."""
+    with progress.for_stderr(enabled=shown, write=_err) as display:
+        options = _progress_in_cells(replace(options, progress=display.say))
+        if dry_run or fmt is Format.json:
+            _need_stdout()
+        refusal = dry_run_refusal(options) if dry_run else None
+        report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
     view, verified = _in_cells(report, options)
     if view is not None:
         _only_a_notebook_that_validates(report, view, verified)
@@ -215,8 +280,70 @@ def fix(
         with lifecycle.deferred("the patch was written", then_finish=True):
             _apply(report)
     lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
+    if patch_file is not None and dry_run and report.status == rp.FIXED:
+        patch_file.write_bytes(report.patch_bytes)  # a batch's exact bytes (batch.py)
     _emit(report, fmt, dry_run, view)
-    raise typer.Exit(report.exit_code)
+    return report.exit_code
+
+
+def _fix_many(
+    paths: list[Path], options: Options, fmt: Format, dry_run: bool, check: bool, shown: bool
+) -> int:
+    """Several scripts (or ``--check``), each repaired by its own ``fix`` (batch.py):
+    each one's ending as it comes, then the table; JSON Lines or the diffs on stdout."""
+    try:
+        scripts = batch.find_scripts(paths)
+    except batch.NoScripts as exc:
+        _err(f"autoclone: error: {exc}")
+        return 2
+    mode = batch.CHECK if check else batch.DRY_RUN if dry_run else batch.WRITE
+    if fmt is Format.json or mode == batch.DRY_RUN:
+        _need_stdout()
+    job = batch.Batch(tuple(scripts), options, mode)
+    with progress.for_stderr(enabled=shown, write=_err) as display:
+
+        def ended(outcome: batch.Outcome) -> None:
+            display.done(str(outcome.path))
+            display.show("\n".join(_ending_of(outcome, mode)))
+
+        outcomes = batch.run(job, lambda path, m: display.say(m, str(path)), ended)
+    lifecycle.finish()
+    if fmt is Format.json:
+        _out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
+    elif mode == batch.DRY_RUN and batch.combined_patch(outcomes):
+        _out(batch.combined_patch(outcomes))
+    _err(batch.table(outcomes))
+    _err(f"autoclone: {batch.totals(outcomes, mode)}")
+    return batch.worst(outcomes, check=check)
+
+
+def _ending_of(outcome: batch.Outcome, mode: str) -> list[str]:
+    """What ``fix`` alone prints on stderr at its end, for one script of several."""
+    data, name = outcome.report, outcome.path
+    if data is None:
+        return [f"autoclone: {name}: {batch.ERROR}: {outcome.last_line or 'no report'}"]
+    written = data["status"] == rp.FIXED and mode == batch.WRITE and outcome.exit_code == 0
+    cost = f"[{data['runs']} runs, {data['candidates']} candidates, {data['seconds']:.1f} s]"
+    return _ending(data["status"], data["summary"], data["explanation"], data["notes"],
+                   cost, written, f"{name}: ")  # fmt: skip
+
+
+def _ending(
+    status: str,
+    summary: str,
+    explanation: str,
+    notes: list[str],
+    cost: str,
+    written: bool,
+    name: str = "",
+) -> list[str]:
+    """The explanation, the notes and the one-line outcome, as ``fix`` ends on stderr."""
+    lines = [explanation] if explanation else []
+    lines += [f"note: {note}" for note in notes]
+    if status == rp.BAD_INPUT:
+        return [*lines, f"autoclone: {name}error: {summary}"]
+    shown = " (written)" if written else ""
+    return [*lines, f"autoclone: {name}{status}: {summary}{shown}  {cost}"]
 
 
 def _progress_in_cells(options: Options) -> Options:
@@ -271,6 +398,7 @@ def _only_a_notebook_that_validates(
 
 @app.command()
 def explain(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="The script to explain.", show_default=False)],
     script_args: Annotated[
         list[str] | None, typer.Argument(help="Arguments for the script, after --.")
@@ -283,19 +411,25 @@ def explain(
     root: Annotated[
         Path | None, typer.Option(help="Project root (default: the script's folder).")
     ] = None,
+    verbose: VerboseOption = False,
+    launcher: LauncherOption = Launcher.none,
+    nproc: NprocOption = 1,
 ) -> None:
     """Run once under the autograd tracer and say which line saved and which line wrote."""
+    _check_launcher(launcher, nproc)
     options = Options(
         script=path,
-        args=tuple(script_args or ()),
+        args=(*(script_args or ()), *_script_args(ctx)),
         timeout=timeout,
         device=device.value,
         root=root,
-        progress=lambda m: _err(f"autoclone: {m}"),
+        launcher=launcher.value,
+        nproc=nproc,
     )
     _need_stdout()
-    options = _progress_in_cells(options)
-    result = explain_script(options)
+    with progress.for_stderr(enabled=fmt is Format.text or verbose, write=_err) as display:
+        options = _progress_in_cells(replace(options, progress=display.say))
+        result = explain_script(options)
     view = _notebook_view(options) if result.status != rp.BAD_INPUT else None
     if view is not None:
         result.text = "\n".join([view.text(result.text), *view.skipped()])
@@ -379,18 +513,11 @@ def _emit(report: rp.Report, fmt: Format, dry_run: bool, view: nbk.View | None =
         _out(json.dumps(nbk.json_report(data, view) if view else data, indent=2) + "\n")
     elif dry_run and report.patch:
         _out(report.patch_bytes)  # bytes: git applies it to any encoding
-    if report.explanation:
-        _err(report.explanation)
-    for note in report.notes:
-        _err(f"note: {note}")
-    if report.status == rp.BAD_INPUT:
-        _err(f"autoclone: error: {report.summary}")
-    else:
-        written = " (written)" if report.status == rp.FIXED and not dry_run else ""
-        _err(
-            f"autoclone: {report.status}: {report.summary}{written}  "
-            f"[{report.runs} runs, {report.candidates} candidates, {report.seconds:.1f} s]"
-        )
+    written = report.status == rp.FIXED and not dry_run
+    cost = f"[{report.runs} runs, {report.candidates} candidates, {report.seconds:.1f} s]"
+    for line in _ending(report.status, report.summary, report.explanation, report.notes,
+                        cost, written):  # fmt: skip
+        _err(line)
 
 
 def _hold_standard_fds() -> None:
@@ -418,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     _hold_standard_fds()
     restore = lifecycle.install()
     try:
-        return _main(argv)
+        _die_with_batch()
+        return _main(sys.argv[1:] if argv is None else argv)
     except lifecycle.Interrupted as exc:
         return _stopped(exc)
     finally:
@@ -429,10 +557,28 @@ def main(argv: list[str] | None = None) -> int:
             restore()
 
 
-def _main(argv: list[str] | None) -> int:
+def _die_with_batch() -> None:
+    """A script's ``fix`` started by a batch (batch.py) ends as after SIGTERM, cleaning
+    up, when the batch dies, even by ``kill -9``; its scripts' trials never see the mark."""
+    parent = os.environ.pop(batch.PARENT_ENV, "")
+    if parent.isdigit():
+        lifecycle.die_with_parent(int(parent), signal.SIGTERM)
+
+
+def _split_at_dashes(argv: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """The arguments for the script(s) are everything after the first ``--``: taken off
+    here, so that the positionals click sees are only paths (``fix a.py b.py``)."""
+    if "--" not in argv:
+        return argv, ()
+    at = argv.index("--")
+    return argv[:at], tuple(argv[at + 1 :])
+
+
+def _main(argv: list[str]) -> int:
     command = typer.main.get_command(app)
+    own, script_args = _split_at_dashes(argv)
     try:
-        code = command.main(args=argv, prog_name="autoclone", standalone_mode=False)
+        code = command.main(args=own, prog_name="autoclone", standalone_mode=False, obj=script_args)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.TyperException as exc:

@@ -60,7 +60,7 @@ def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
     ("args", "needle"),
     [
         (["fix", "missing.py"], "missing.py"),
-        (["fix", "."], "."),
+        (["fix", "train.py", "--nproc", "2"], "--launcher torchrun"),
         (["fix", "train.py", "--steps", "0"], "--steps"),
         (["fix", "train.py", "--set", "EPOCHS"], "NAME=VALUE"),
         (["fix", "train.py", "--no-such-option"], "no-such-option"),
