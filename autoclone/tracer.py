@@ -166,6 +166,13 @@ class Tracer:
         self.broken = ""  # the tracer's own failure, if any: the run goes on untraced
         self._suspended = False  # the mode is off for an optimizer step
         self._resume: Any = lambda: None
+        #: Keep a copy of a saved tensor before a write into its storage and give the copy
+        #: back at unpack (what ``allow_mutation_on_saved_tensors`` does): the run goes
+        #: on past the first conflict, which ``conflict`` records, computing the numbers
+        #: of the program as written (the reference) in the same run.
+        self.copy_on_write = False
+        self.copies: dict[int, torch.Tensor] = {}  # record key -> the value it saved
+        self.conflict: dict[str, Any] | None = None
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 3) -> list[Frame]:
@@ -223,6 +230,8 @@ class Tracer:
     def _release(self, key: int, storage: int) -> None:
         self.saved.pop(key, None)
         self.holders.pop(key, None)
+        if self.copies:
+            self.copies.pop(key, None)
         count = self.live.get(storage, 0) - 1
         if count > 0:
             self.live[storage] = count
@@ -232,16 +241,30 @@ class Tracer:
     def unpack(self, holder: _Holder) -> torch.Tensor:
         t = holder[0]
         record = self.saved.get(holder[1])
+        copy = self.copies.get(holder[1]) if self.copies else None
         if record is not None and t._version != record.version:
             self._diagnose_stale(record, t)
-            raise RuntimeError(
+            message = (
                 "one of the variables needed for gradient computation has been modified "
                 f"by an inplace operation: [{t.type()} {list(t.shape)}], which is output "
                 f"0 of {record.producer or record.grad_fn or record.op}, is at version "
                 f"{t._version}; expected "
                 f"version {record.version} instead. (autograd check made by autoclone)"
             )
-        return t
+            if copy is None:
+                raise RuntimeError(message)
+            if self.conflict is None:
+                self.conflict = {"message": message, "diagnosis": self.diagnosis}
+        return t if copy is None else copy
+
+    def _copy_saved(self, storages: set[int]) -> None:
+        """Before a write into these storages: the values saved there, as saved."""
+        copies, holders = self.copies, self.holders
+        for key, record in list(self.saved.items()):
+            if record.storage in storages and key not in copies:
+                alive = holders.get(key)
+                if alive is not None and alive._version == record.version:
+                    copies[key] = alive.clone()
 
     def _diagnose_stale(self, record: Saved, t: torch.Tensor) -> None:
         writes = [
@@ -263,6 +286,8 @@ class Tracer:
         if self.live and (kind & _WRITE or (kwargs and ("inplace" in kwargs or "out" in kwargs))):
             live = self.live
             watched = [(t, t._version) for t in _tensors(args, kwargs) if _storage(t) in live]
+            if watched and self.copy_on_write:
+                self._copy_saved({_storage(t) for t, _ in watched})
         outer_op, outer_new = self._op, self._new
         self._op = name
         self._new = None

@@ -109,3 +109,75 @@ def test_views_and_their_lines(tmp_path: Path) -> None:
     assert facts["diagnosis"]["kind"] == "multi_output_view"
     assert facts["diagnosis"]["view"]["frames"][0][1] == 5
     assert facts["diagnosis"]["mutation"]["frames"][0][1] == 6
+
+
+# Each writes into a tensor autograd saved, so plain PyTorch fails at the first backward.
+_CONFLICTS = {
+    "exp_output": "h = torch.exp(x @ w)\n    h += 1\n    loss = (h @ v).sum()",
+    "sigmoid_scaled": "h = torch.sigmoid(x @ w)\n    h *= 2.0\n    loss = (h @ v).pow(2).mean()",
+    "relu_inplace": "h = torch.sigmoid(x @ w)\n    torch.relu_(h)\n    loss = (h @ v).pow(2).sum()",
+    "slice_write": "h = torch.tanh(x @ w)\n    h[:, 0] = 0\n    loss = ((h @ v) ** 2).sum()",
+    "step_before_backward": (
+        "h = torch.tanh(x @ w)\n    loss = (h @ v).sum()\n    opt.zero_grad()\n"
+        "    with torch.no_grad():\n        v.add_(1.0)"
+    ),
+}
+_LOOP = """
+import torch
+torch.manual_seed(0)
+x = torch.randn(8, 5)
+w = torch.randn(5, 4, requires_grad=True)
+v = torch.randn(4, 3, requires_grad=True)
+opt = torch.optim.SGD([w, v], lr=0.05)
+numbers = []
+for step in range(4):
+    {body}
+    loss.backward()
+    numbers.append([float(loss.detach()), float(w.grad.sum()), float(v.grad.sum())])
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_copy_on_write_computes_what_allow_mutation_computes(tmp_path: Path) -> None:
+    """The traced run goes past the conflict with the numbers PyTorch's own
+    ``allow_mutation_on_saved_tensors`` gives, and names the conflict as the plain run.
+    Every case runs in one traced process (one process each would cost seconds each)."""
+    loops = {name: _LOOP.format(body=body) for name, body in _CONFLICTS.items()}
+    first = next(iter(loops.values()))
+    plain = _trace(tmp_path, first)
+    traced = _trace(tmp_path, "tracer.copy_on_write = True" + first
+                    + "facts['conflict'] = tracer.conflict\n")  # fmt: skip
+    assert "error" in plain and "error" not in traced
+    assert _no_pointers(traced["conflict"]["diagnosis"]) == _no_pointers(plain["diagnosis"])
+    assert traced["conflict"]["message"] == plain["error"]
+    every = "tracer.copy_on_write = True\nfacts['numbers'] = {}\n" + "".join(
+        f"exec({loop!r})\nfacts['numbers'][{name!r}] = numbers\n" for name, loop in loops.items()
+    )
+    assert _trace(tmp_path, every)["numbers"] == _allow_mutation(tmp_path, loops)
+
+
+def _allow_mutation(tmp_path: Path, loops: dict[str, str]) -> dict[str, list[list[float]]]:
+    script = tmp_path / "reference.py"
+    script.write_text(
+        "import json, torch\nout = {}\n"
+        + "".join(
+            "with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            f"    exec({loop!r})\nout[{name!r}] = numbers\n"
+            for name, loop in loops.items()
+        )
+        + "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env={"OMP_NUM_THREADS": "1", "PATH": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def _no_pointers(value: object) -> object:
+    """A diagnosis without storage addresses, which differ from process to process."""
+    if isinstance(value, dict):
+        return {k: _no_pointers(v) for k, v in value.items() if k != "storage"}
+    return value
