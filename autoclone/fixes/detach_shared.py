@@ -1,9 +1,11 @@
 """``D(fake.detach())``: the GAN's forgotten detach. Two losses share a subgraph (the
-generator's output feeds the discriminator's loss and the generator's loss); the first
-backward call frees it. ``retain_graph=True`` would remove the crash, but the retained run
-shows the first call's gradients reaching parameters of another optimizer, which steps on
-them with no ``zero_grad`` in between: the generator would train on both losses. The cure
-is to detach the shared tensor where the first loss reads it.
+generator's output feeds the discriminator's loss and the generator's loss; a critic's
+``advantage`` feeds the actor's loss and the critic's); the first backward call frees it.
+``retain_graph=True`` would remove the crash, but the retained run shows the first call's
+gradients reaching parameters of another optimizer, which steps on them with no
+``zero_grad`` in between: the generator would train on both losses. The cure is to detach
+the shared tensor where the first loss reads it: the value the older graph made (the
+tracer's carry edge), else a name both loss expressions read.
 
 Judged against the retained-graph run: every loss up to and including the first one past
 the original crash must be the same (the detach changes no forward value, and the first
@@ -13,11 +15,12 @@ losses (the later optimizer now steps on its own loss alone, so the numbers part
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.rewrites import as_detach
-from autoclone.codemods.sites import ARG, ASSIGN, Site
-from autoclone.diagnose import Diagnosis, where
+from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
+from autoclone.diagnose import Diagnosis, Frame, where
 from autoclone.fixes.base import RETAINED, Candidate, Context, Kind
 from autoclone.fixes.retain_graph import two_calls_one_graph
 from autoclone.oracle import FINITE, Reference, judge, same
@@ -36,6 +39,39 @@ def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
             and s.kind == ARG and s.target in names]  # fmt: skip
 
 
+_BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _loss_line(call: Frame | None, sites: Sequence[Site], ctx: Context) -> Frame | None:
+    """Where the loss a backward call (``loss.backward()``) was last assigned before it."""
+    if call is None:
+        return None
+    match = _BACKWARD.match(ctx.line(*call))
+    if match is None:
+        return None
+    lines = [s.line for s in sites if s.file == call[0] and s.kind == ASSIGN
+             and match["loss"] in s.bound and s.line < call[1]]  # fmt: skip
+    return (call[0], max(lines)) if lines else None
+
+
+def _reads(line: Frame, sites: Sequence[Site]) -> list[Site]:
+    return [s for s in sites if (s.file, s.line) == line and s.kind in (ARG, OPERAND)
+            and _NAME.match(s.target)]  # fmt: skip
+
+
+def common_reads(found: Diagnosis, ctx: Context) -> list[Site]:
+    """Two losses of one iteration (``actor_loss`` and ``critic_loss``, both built from
+    ``advantage``): the names both loss expressions read, where the first one reads them.
+    Detaching there keeps the first loss out of the graph the second one needs."""
+    first = _loss_line(found.previous_backward, ctx.sites, ctx)
+    second = _loss_line(found.failing, ctx.sites, ctx)
+    if first is None or second is None or first == second:
+        return []
+    theirs = set(re.findall(r"[A-Za-z_]\w*", ctx.line(*second).split("=", 1)[-1]))
+    return [s for s in _reads(first, ctx.sites) if s.target in theirs]
+
+
 def _first(frames: Sequence[Sequence[object]]) -> tuple[str, int] | None:
     return (str(frames[0][0]), int(str(frames[0][1]))) if frames else None
 
@@ -50,9 +86,12 @@ class DetachShared(Kind):
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         if not ctx.evidence.get("leaks"):
             return []
-        edits = [as_detach(s) for s in shared_reads(found, ctx.sites)]
+        carried = shared_reads(found, ctx.sites)
+        edits = [as_detach(s) for s in carried or common_reads(found, ctx)]
         reads = [s for s in edits if s is not None]
-        together = [Candidate(-1.0, tuple(reads))] if len(reads) > 1 else []
+        # every read of the tensor the older graph made; never several names at once: a
+        # single detach passes only if it alone keeps the first loss out of that graph
+        together = [Candidate(-1.0, tuple(reads))] if carried and len(reads) > 1 else []
         return together + [Candidate(i, (s,)) for i, s in enumerate(reads)]
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
