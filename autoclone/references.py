@@ -98,7 +98,10 @@ def _same_numbers(
             return Reference(FULL, ref.losses, ref.grads, ref.backward)
         ended = _another_conflict(ref)
         if ended:
-            return Reference(PREFIX, ref.losses, ref.grads, limit, ended=ended)
+            # the failing call's own loss is left out: the second conflict's edit may
+            # change what it reads (a list emptied, not only a graph cut)
+            done = ref.backward
+            return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended)
     say("computing reference numbers (forward values with grad disabled)")
     ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     if ref.status == "stopped" and len(ref.losses) == before + 1:

@@ -15,6 +15,7 @@ from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
     argument_write,
+    clear_list,
     clone,
     detach,
     detach_shared,
@@ -34,6 +35,7 @@ KINDS: tuple[FixKind, ...] = (
     optimizer_step.KIND,
     detach_target.KIND,
     detach.KIND,
+    clear_list.KIND,
     no_grad.KIND,
     detach_shared.KIND,
     retain_graph.KIND,
