@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import json
 import math
 import os
@@ -267,10 +268,20 @@ def _error_info(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "message": str(exc), "frames": frames}
 
 
+def _announce_start() -> None:
+    """Tell the parent of a launched rank (``autoclone.launcher``) that the user's script
+    begins: a launch's timeout counts from here, not from the ranks' own start-up."""
+    marker = os.environ.get("AUTOCLONE_BEGAN")
+    if marker:
+        with contextlib.suppress(OSError):
+            open(marker, "a").close()
+
+
 def _run_script(script: str, argv: list[str], state: _State) -> None:
     sys.argv = [script, *argv]
     sys.path[0] = os.path.dirname(script)
     state.started = time.perf_counter()
+    _announce_start()
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:

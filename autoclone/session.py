@@ -20,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from autoclone import launcher as launching
 from autoclone import notebook as nbk
 from autoclone.child import ANOMALY, LOCATE
 from autoclone.codemods.knobs import Knob, find_knobs, merge
@@ -125,6 +126,9 @@ class Project:
 
 def load_project(options: Options) -> Project:
     """Read and analyse the user's files; every problem becomes a ``BadInput`` line."""
+    wrong = launching.check(options.launcher, options.nproc)
+    if wrong:
+        raise BadInput(wrong)
     script, root = _script_and_root(options)
     sources: dict[str, SourceFile] = {}
     if nbk.is_notebook(script):
@@ -283,15 +287,17 @@ def _device_env(device: str) -> dict[str, str]:
 PARALLEL_AFTER = 2.0
 
 
-def cores() -> int:
-    return min(os.cpu_count() or 1, 4)
+def cores(options: Options | None = None) -> int:
+    """Trials the machine runs at once: a torchrun trial takes a core per rank."""
+    ranks = options.nproc if options is not None and options.launcher != launching.NONE else 1
+    return max(1, min(os.cpu_count() or 1, 4) // ranks)
 
 
 def jobs_for(options: Options, trial_seconds: float) -> int:
     """Trials at once: the user's ``-j``, else every core only for slow trials."""
     if options.jobs is not None:
         return options.jobs
-    return cores() if trial_seconds >= PARALLEL_AFTER else 1
+    return cores(options) if trial_seconds >= PARALLEL_AFTER else 1
 
 
 def make_runner(options: Options, project: Project) -> Runner:
@@ -306,10 +312,13 @@ def make_runner(options: Options, project: Project) -> Runner:
         argv=options.args,
         cwd=cwd.relative_to(project.root).as_posix() if inside else ".",
         timeout=options.timeout,
-        jobs=options.jobs or cores(),
+        jobs=options.jobs or cores(options),
         env=_device_env(options.device),
         overrides={k: v for k, v in options.overrides.items() if k not in project.constants},
         encodings={rel: src.encoding for rel, src in project.sources.items()},
+        launcher=options.launcher,
+        nproc=options.nproc,
+        warm=options.launcher == launching.NONE,  # torchrun starts its own ranks: no fork
     )
     try:
         size = runner.prepare().size

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import autoclone
+from autoclone import launcher as launching
 from autoclone import lifecycle
 from autoclone.snapshot import MARKER, Snapshot
 
@@ -92,6 +93,8 @@ class Runner:
     warm: bool = True  # fork trials from a zygote that imported torch once
     jobs: int = 1  # trials that may run at once (``run`` is thread-safe); one zygote each
     encodings: Mapping[str, str] = field(default_factory=dict)  # relpath -> source codec
+    launcher: str = launching.NONE  # "torchrun": every trial is a launch of nproc ranks
+    nproc: int = 1
     runs: int = 0
     _idle: list[Zygote] = field(default_factory=list, repr=False)
     _started: list[Zygote] = field(default_factory=list, repr=False)
@@ -152,8 +155,10 @@ class Runner:
 
     def _execute(self, spec: RunSpec, project: Path, trial: Path) -> RunResult:
         env = self._environment(spec, project, trial)
-        start = time.monotonic()
         timeout = self.timeout if spec.timeout is None else spec.timeout
+        if self.launcher == launching.TORCHRUN:
+            return self._launched(project, env, trial, timeout)
+        start = time.monotonic()
         timed_out = self._forked(project / self.cwd, env, trial, timeout)
         if timed_out is None:
             lifecycle.check()
@@ -164,6 +169,25 @@ class Runner:
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
         return _load(trial / "result.json", project, text, seconds)
+
+    def _launched(
+        self, project: Path, env: dict[str, str], trial: Path, timeout: float
+    ) -> RunResult:
+        """A trial through torchrun (never forked: the launcher starts its own ranks), its
+        ranks' results merged into one (``autoclone.launcher``)."""
+        start = time.monotonic()
+        timed_out = launching.launch(self.nproc, project / self.cwd, env, trial, timeout)
+        lifecycle.check()
+        seconds = time.monotonic() - start
+        said = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
+        if timed_out:
+            return RunResult("timeout", stderr=said, seconds=seconds)
+        ranks = []
+        for rank in range(self.nproc):
+            result, stderr = launching.rank_files(trial, rank)
+            text = stderr.read_text(encoding="utf-8", errors="replace") if stderr.exists() else ""
+            ranks.append(_load(result, project, launching.quiet(text)[-20000:], seconds))
+        return launching.merge(ranks, said)
 
     def _fresh(self, cwd: Path, env: dict[str, str], trial: Path, timeout: float) -> bool:
         """A new interpreter: the reference behaviour, and the fallback."""
@@ -230,8 +254,8 @@ class Runner:
         package_parent = str(Path(autoclone.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env.setdefault("OMP_NUM_THREADS", "1")
-        if self.jobs > 1:  # never more torch threads than cores, all trials together
-            share = max(1, (os.cpu_count() or 1) // self.jobs)
+        if self.jobs * self.nproc > 1:  # never more torch threads than cores, all together
+            share = max(1, (os.cpu_count() or 1) // (self.jobs * self.nproc))
             asked = env["OMP_NUM_THREADS"]
             env["OMP_NUM_THREADS"] = str(min(share, int(asked) if asked.isdigit() else 1))
         env.setdefault("PYTHONHASHSEED", "0")
