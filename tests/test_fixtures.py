@@ -55,10 +55,30 @@ _CPU_MAPPED = (
 )
 
 
+#: ``"launcher": ["torchrun", N]``: a DDP script runs through ``torch.distributed.run`` with N
+#: ranks, each as its trials ran it: with gloo's teardown race kept away
+#: (``autoclone.launcher.guard_teardown``), and without the interpreter's finalization.
+_RANK = (
+    "import os, runpy, sys, autoclone.launcher as l; l.guard_teardown(); del sys.argv[0]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__'); sys.stdout.flush(); os._exit(0)"
+)
+
+
+def _launched(launcher: list[Any] | None) -> list[str]:
+    if not launcher:
+        return []
+    return ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={launcher[1]}",
+            "--no-python", sys.executable, "-c", _RANK]  # fmt: skip
+
+
 def _run(
-    folder: Path, script: str, args: list[str], cpu_mapping: bool = False
+    folder: Path,
+    script: str,
+    args: list[str],
+    cpu_mapping: bool = False,
+    launcher: list[Any] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    runner = ["-c", _CPU_MAPPED] if cpu_mapping else []
+    runner = ["-c", _CPU_MAPPED] if cpu_mapping else _launched(launcher)
     return subprocess.run(
         [sys.executable, *runner, script, *args],
         cwd=folder,
@@ -85,12 +105,15 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
     work = _workdir(case, tmp_path)
     args = list(expected.get("args", []))
     before = _snapshot(work)
+    launcher, nproc = expected.get("launcher", ["none", 1])
     report = repair(
         Options(
             script=work / "input.py",
             args=tuple(args),
             cwd=work,
             timeout=float(expected.get("timeout", 60)),
+            launcher=launcher,
+            nproc=nproc,
         )
     )
     assert report.status == expected["status"], report.summary
@@ -152,12 +175,13 @@ def _check_patched_run(
     assert _changed_in_folder(original, work) <= _changed_in_folder(original, expert)
     for folder in (work, expert):
         _set_constants(folder, check_set)
-    cpu_mapping = json.loads((case / "expected.json").read_text()).get("cpu_mapping", False)
-    patched = _run(work, "input.py", args, cpu_mapping)
+    expected = json.loads((case / "expected.json").read_text())
+    cpu_mapping, launcher = expected.get("cpu_mapping", False), expected.get("launcher")
+    patched = _run(work, "input.py", args, cpu_mapping, launcher)
     assert patched.returncode == 0, patched.stderr[-2000:]
-    by_expert = _run(expert, "input.py", args, cpu_mapping)
+    by_expert = _run(expert, "input.py", args, cpu_mapping, launcher)
     assert by_expert.returncode == 0, by_expert.stderr[-2000:]
     assert patched.stdout == by_expert.stdout
     if (case / "wrong.py").is_file():  # the trap a plausible patch falls into trains differently
         shutil.copy(case / "wrong.py", expert / "input.py")
-        assert _run(expert, "input.py", args, cpu_mapping).stdout != patched.stdout
+        assert _run(expert, "input.py", args, cpu_mapping, launcher).stdout != patched.stdout
