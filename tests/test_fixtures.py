@@ -10,6 +10,9 @@ full run takes minutes; the repair itself always sees the script as written. A
 different numbers, so taking it would be caught. ``notes`` lists words the report's notes
 must contain (what a patch changes that the user has to know); ``kinds`` the fix kinds of
 a patch with several conflicts (``kind`` the one kind otherwise; default clone).
+``launcher`` (``["torchrun", N]``) repairs with ``--launcher torchrun --nproc N`` and runs
+the patched and expert scripts through ``torch.distributed.run`` with N ranks (a DDP
+script prints on rank 0 only).
 """
 
 from __future__ import annotations
