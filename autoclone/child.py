@@ -18,6 +18,7 @@ import math
 import os
 import random
 import re
+import resource
 import runpy
 import sys
 import time
@@ -56,26 +57,43 @@ class _State:
         self.tracer: Any = None
         self.leaks: Any = None  # autoclone.leaks.Watcher, in the retained-graph reference
         self.started: float | None = None  # when the user's script began: its own time
+        #: K: go on past the first version conflict for K backward calls (the tracer's
+        #: copy-on-write), so the traced run also computes the reference numbers
+        self.past = 0
+        self.conflict: dict[str, Any] | None = None  # that conflict, once met
 
     def script_seconds(self) -> float:
         return 0.0 if self.started is None else time.perf_counter() - self.started
 
     def write(self, status: str, error: dict[str, Any] | None = None, code: int = 0) -> None:
-        data = {
-            "status": status,
-            "backward": self.backward,
-            "losses": self.losses,
-            "grads": self.grads,
-            "error": error,
-            "exit_code": code,
+        self._write({"status": status, "backward": self.backward, "losses": self.losses,
+                     "grads": self.grads, "error": error, "exit_code": code,
+                     "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
+                     "conflict": self.conflict})  # fmt: skip
+
+    def met_conflict(self) -> None:
+        """The backward call just made went past the tracer's first version conflict:
+        note it, write what the run would have written had it failed there (kept if a
+        timeout ends the rest), and stop K backward calls later."""
+        found, n = self.tracer.conflict, self.backward - 1
+        frames = [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-2]]
+        error = {"type": "RuntimeError", "message": found["message"], "frames": frames}
+        self.conflict = {"error": error, "backward": n, "diagnosis": found["diagnosis"]}
+        self._write({"status": "error", "backward": n, "losses": self.losses[: n + 1],
+                     "grads": self.grads[:n], "error": error, "exit_code": 1,
+                     "diagnosis": found["diagnosis"]})  # fmt: skip
+        self.limit = n + self.past
+
+    def _write(self, data: dict[str, Any]) -> None:
+        data.update({
             "forward_frames": self.forward_frames,
             "forward_op": self.forward_op,
-            "diagnosis": self.tracer.diagnosis if self.tracer is not None else None,
             "warnings": (self.tracer.warnings if self.tracer is not None else [])
             + (self.leaks.leaks() if self.leaks is not None else []),
             "script_seconds": self.script_seconds(),
             "cuda_mapped": devices.mapped(),  # calls moved from CUDA to the CPU
-        }
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        })  # fmt: skip
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
@@ -144,18 +162,28 @@ def _install_backward_counter(state: _State) -> None:
         leaves = _leaves(roots)
         if state.mode == RETAIN_REFERENCE:
             args, kwargs = _retained(args, kwargs)
+        if state.tracer is not None:
+            state.tracer.in_backward = True
         try:
             original(tensors, *args, **kwargs)
         except RuntimeError as exc:
             if state.tracer is not None:
                 state.tracer.backward_failed(roots, str(exc))
             raise
+        finally:
+            if state.tracer is not None:
+                state.tracer.in_backward = False
         state.backward += 1
         if state.tracer is not None:
             state.tracer.epoch = state.backward
             state.tracer.backward_frames = state.tracer.frames()
             state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
+        if state.conflict is None and state.tracer is not None and state.tracer.conflict:
+            edge = state.tracer.carry(roots)  # as backward_failed adds it to a failed call
+            if edge is not None and state.tracer.conflict["diagnosis"] is not None:
+                state.tracer.conflict["diagnosis"]["carry"] = edge
+            state.met_conflict()
         if state.leaks is not None:
             state.leaks.backward(leaves)
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
@@ -312,6 +340,8 @@ def main() -> None:
         from autoclone.tracer import install
 
         state.tracer = install(env["AUTOCLONE_ROOT"] + os.sep)
+        state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
+        state.tracer.copy_on_write = state.past > 0
     elif mode == RETAIN_REFERENCE:
         from autoclone import leaks
 

@@ -34,16 +34,21 @@ def compute(
     runner: Runner,
     say: Callable[[str], None],
     files: Mapping[str, str] | None = None,
+    traced: Reference | None = None,
 ) -> Found:
     """The reference ``which`` for ``steps`` = (backward calls before the error, the limit
     a patched run must reach), with what its run showed, or why there is none; of the
-    script as patched by ``files`` where given (a later conflict's)."""
+    script as patched by ``files`` where given (a later conflict's). ``traced``: the
+    mutation-allowed numbers the traced run already computed (``past_conflict``)."""
     before, limit = steps
     variant = _Variant(project, files)
     if which == NONE:
         return Reference(FINITE, (), (), limit), {}
     if which == RETAINED:
         return _retained(limit, variant, runner, say)
+    if traced is not None and found.error_class == cls.INPLACE_VERSION:
+        say("reference numbers: the traced run went on past the conflict, saved values kept")
+        return traced, {}
     reference = _same_numbers(found.error_class, before, limit, variant, runner, say)
     return reference or "could not compute reference numbers for the correct program", {}
 
@@ -75,6 +80,30 @@ def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str]
     ), {}
 
 
+def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | None]:
+    """A first run that went on past its version conflict (the tracer's copy-on-write;
+    ``RunResult.at_conflict``): the numbers it computed are those of the run under
+    ``allow_mutation_on_saved_tensors`` (``bench/traced_reference.py`` compares them on
+    every case), so the separate reference run is not needed."""
+    if run.past is None:
+        return run, None
+    return run, _mutation_allowed(run.past, run.backward + steps)
+
+
+def _mutation_allowed(ref: RunResult, limit: int) -> Reference | None:
+    """The numbers of a run whose saved tensors kept their values: all of them, or those
+    before another conflict stopped it."""
+    if ref.status in ("completed", "stopped"):
+        return Reference(FULL, ref.losses, ref.grads, ref.backward)
+    ended = _another_conflict(ref)
+    if not ended:
+        return None
+    # the failing call's own loss is left out: the second conflict's edit may change what
+    # it reads (a list emptied, not only a graph cut)
+    done = ref.backward
+    return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended)
+
+
 def _another_conflict(ref: RunResult) -> str:
     """The error class that ended a mutation-allowed run past its first backward call,
     when it is an autograd error the version error did not cause (a carried state, two
@@ -93,15 +122,9 @@ def _same_numbers(
 ) -> Reference | None:  # fmt: skip
     if kind == cls.INPLACE_VERSION:
         say("computing reference numbers (allow_mutation_on_saved_tensors)")
-        ref = runner.run(project.spec(mode=REFERENCE, limit=limit))
-        if ref.status in ("completed", "stopped"):
-            return Reference(FULL, ref.losses, ref.grads, ref.backward)
-        ended = _another_conflict(ref)
-        if ended:
-            # the failing call's own loss is left out: the second conflict's edit may
-            # change what it reads (a list emptied, not only a graph cut)
-            done = ref.backward
-            return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended)
+        numbers = _mutation_allowed(runner.run(project.spec(mode=REFERENCE, limit=limit)), limit)
+        if numbers is not None:
+            return numbers
     say("computing reference numbers (forward values with grad disabled)")
     ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     if ref.status == "stopped" and len(ref.losses) == before + 1:

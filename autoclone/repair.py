@@ -145,6 +145,7 @@ class _Repair:
     runner: Runner
     started: float
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
+    _traced: Reference | None = None  # the numbers the first run computed past its conflict
     _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
     _predicted: int = 0  # predicted edit sets verified so far
     _promising: list[str] = field(default_factory=list)  # edits that got a run further
@@ -153,7 +154,8 @@ class _Repair:
         self.options.progress(message)
 
     def run(self) -> rp.Report:
-        first = first_run(self.project, self.runner, self.options, self.say)
+        first = first_run(self.project, self.runner, self.options, self.say, past_conflict=True)
+        first, self._traced = references.past_conflict(first, self.options.steps)
         self._trial_seconds = first.seconds
         report = self._after_first(first)
         own, lines = self.project.sources, self.project.lines
@@ -177,8 +179,9 @@ class _Repair:
             report.explanation, report.diagnosis = base.explanation, base.diagnosis
             return report
         reference, evidence = references.compute(
-            kinds[0].reference, found, (first.backward, limit), self.project, self.runner, self.say
-        )
+            kinds[0].reference, found, (first.backward, limit), self.project, self.runner,
+            self.say, traced=self._traced,
+        )  # fmt: skip
         if isinstance(reference, str):
             base.summary = reference
             return base

@@ -334,14 +334,23 @@ def make_runner(options: Options, project: Project) -> Runner:
 
 
 def first_run(
-    project: Project, runner: Runner, options: Options, say: Callable[[str], None]
+    project: Project,
+    runner: Runner,
+    options: Options,
+    say: Callable[[str], None],
+    past_conflict: bool = False,
 ) -> RunResult:
     """Reproduce the error with the tracer on (without it where it cannot run), at sizes
-    small enough to be quick; the plan chosen is kept in ``project.plan``."""
+    small enough to be quick; the plan chosen is kept in ``project.plan``. With
+    ``past_conflict`` (one process only), a version conflict does not end the run: it
+    goes on for ``--steps`` backward calls with the saved values kept, which are the
+    reference numbers a repair needs (``autoclone.references.past_conflict``)."""
+    past = options.steps if past_conflict and options.launcher == launching.NONE else 0
 
     def attempt(plan: Plan, timeout: float | None) -> RunResult:
         say(f"running {runner.script} with the autograd tracer")
-        first = runner.run(project.spec(plan=plan, mode=LOCATE, timeout=timeout))
+        spec = project.spec(plan=plan, mode=LOCATE, timeout=timeout, past_conflict=past)
+        first = runner.run(spec).at_conflict()
         if first.error is not None and "saved tensor hooks" in first.error.message:
             say("the script uses torch.func, which refuses the tracer: rerunning with anomaly mode")
             first = runner.run(project.spec(plan=plan, mode=ANOMALY, timeout=timeout))

@@ -173,6 +173,9 @@ class Tracer:
         self.copy_on_write = False
         self.copies: dict[int, torch.Tensor] = {}  # record key -> the value it saved
         self.conflict: dict[str, Any] | None = None
+        #: Set by the backward counter around a ``backward`` call: only there is a run past
+        #: the conflict accounted for (``torch.autograd.grad`` fails as it would).
+        self.in_backward = False
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 3) -> list[Frame]:
@@ -251,7 +254,7 @@ class Tracer:
                 f"{t._version}; expected "
                 f"version {record.version} instead. (autograd check made by autoclone)"
             )
-            if copy is None:
+            if copy is None or not (self.in_backward or self.conflict):
                 raise RuntimeError(message)
             if self.conflict is None:
                 self.conflict = {"message": message, "diagnosis": self.diagnosis}

@@ -24,7 +24,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,25 @@ class RunResult:
     script_seconds: float = 0.0  # the user's script alone, as the child timed it
     exit_code: int = 0  # the script's own exit status (``sys.exit(3)``), when it exited
     cuda_mapped: int = 0  # CUDA calls the child ran on the CPU (``autoclone.devices``)
+    peak_mb: float = 0.0  # the trial's peak resident memory
+    #: A traced run that went on past its first version conflict (``RunSpec.past_conflict``):
+    #: the error it would have raised, after how many backward calls, and its diagnosis.
+    conflict: ErrorInfo | None = None
+    conflict_backward: int = 0
+    conflict_diagnosis: dict[str, Any] | None = None
+    #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
+    past: RunResult | None = None
+
+    def at_conflict(self) -> RunResult:
+        """A run that went on past its version conflict, as it would have ended there
+        (what the diagnosis and the shrinking read); ``past`` keeps the whole run, whose
+        numbers are the reference (``autoclone.references.past_conflict``)."""
+        if self.conflict is None:
+            return self
+        n = self.conflict_backward
+        return replace(self, status="error", error=self.conflict, backward=n,
+                       losses=self.losses[: n + 1], grads=self.grads[:n],
+                       diagnosis=self.conflict_diagnosis, conflict=None, past=self)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,9 @@ class RunSpec:
     limit: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)  # argparse defaults (shrunk)
     timeout: float | None = None  # None: the runner's
+    #: K > 0 (traced runs only): go on past the first version conflict for K backward calls
+    #: with the saved values kept (the tracer's copy-on-write), computing the reference
+    past_conflict: int = 0
 
 
 @dataclass
@@ -166,6 +188,8 @@ class Runner:
         lifecycle.check()  # a trial a stop signal killed is no verdict
         seconds = time.monotonic() - start
         text = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
+        if timed_out and spec.past_conflict and (trial / "result.json").exists():
+            return _load(trial / "result.json", project, text, seconds)  # as at the conflict
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
         return _load(trial / "result.json", project, text, seconds)
@@ -273,6 +297,7 @@ class Runner:
                 "AUTOCLONE_MODE": spec.mode,
                 "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
                 "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
+                "AUTOCLONE_PAST_CONFLICT": str(spec.past_conflict or ""),
                 "AUTOCLONE_OVERRIDES": json.dumps({**spec.options, **self.overrides}),
             }
         )
@@ -424,12 +449,10 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         data = json.loads(result_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return RunResult("crash", stderr=stderr, seconds=seconds)
-    error = data.get("error")
+    error, conflict = data.get("error"), data.get("conflict") or {}
     code = int(data.get("exit_code") or 0)
-    info = None
-    if error:
-        info = ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
-    elif data["status"] == "exit":
+    info = _error(error, project) if error else None
+    if not error and data["status"] == "exit":
         info = _exit_info(code, stderr)
     return RunResult(
         status=data["status"],
@@ -446,7 +469,15 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         script_seconds=float(data.get("script_seconds", 0.0)),
         exit_code=code,
         cuda_mapped=int(data.get("cuda_mapped") or 0),
+        peak_mb=float(data.get("peak_mb") or 0.0),
+        conflict=_error(conflict["error"], project) if conflict else None,
+        conflict_backward=int(conflict.get("backward", 0)),
+        conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project),
     )
+
+
+def _error(error: dict[str, Any], project: Path) -> ErrorInfo:
+    return ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
 
 
 def _exit_info(code: int, stderr: str) -> ErrorInfo:

@@ -114,7 +114,7 @@ def test_fix_writes_the_verified_patch_and_json_reports_it(broken: Path) -> None
     assert report["status"] == "fixed"
     assert report["error"]["class"] == "inplace_version"
     assert set(report) >= {"patch", "edits", "runs", "candidates", "seconds", "explanation"}
-    assert report["runs"] >= 3 and report["candidates"] > 0
+    assert report["runs"] >= 2 and report["candidates"] > 0  # traced, then the patched run
     assert [e["line"] for e in report["edits"]] in ([9], [11])
     rerun = subprocess.run(
         [sys.executable, "train.py"], cwd=broken.parent, capture_output=True, text=True, timeout=120

@@ -146,12 +146,12 @@ def test_copy_on_write_computes_what_allow_mutation_computes(tmp_path: Path) -> 
     loops = {name: _LOOP.format(body=body) for name, body in _CONFLICTS.items()}
     first = next(iter(loops.values()))
     plain = _trace(tmp_path, first)
-    traced = _trace(tmp_path, "tracer.copy_on_write = True" + first
+    traced = _trace(tmp_path, "tracer.copy_on_write = tracer.in_backward = True" + first
                     + "facts['conflict'] = tracer.conflict\n")  # fmt: skip
     assert "error" in plain and "error" not in traced
     assert _no_pointers(traced["conflict"]["diagnosis"]) == _no_pointers(plain["diagnosis"])
     assert traced["conflict"]["message"] == plain["error"]
-    every = "tracer.copy_on_write = True\nfacts['numbers'] = {}\n" + "".join(
+    every = "tracer.copy_on_write = tracer.in_backward = True\nfacts['numbers'] = {}\n" + "".join(
         f"exec({loop!r})\nfacts['numbers'][{name!r}] = numbers\n" for name, loop in loops.items()
     )
     assert _trace(tmp_path, every)["numbers"] == _allow_mutation(tmp_path, loops)
