@@ -180,9 +180,7 @@ def _install_backward_counter(state: _State) -> None:
             state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         if state.conflict is None and state.tracer is not None and state.tracer.conflict:
-            edge = state.tracer.carry(roots)  # as backward_failed adds it to a failed call
-            if edge is not None and state.tracer.conflict["diagnosis"] is not None:
-                state.tracer.conflict["diagnosis"]["carry"] = edge
+            state.tracer.conflict_passed(roots)
             state.met_conflict()
         if state.leaks is not None:
             state.leaks.backward(leaves)

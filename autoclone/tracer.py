@@ -413,13 +413,22 @@ class Tracer:
 
     def backward_failed(self, roots: list[Any], message: str) -> None:
         """Called when a backward call raised: add the carry edge, if there is one."""
-        edge = self.carry(roots)
         if "backward through the graph a second time" in message:
             self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
                               "previous_backward_frames": self.backward_frames,
                               "stepped": self.steps > self.steps_at_backward}  # fmt: skip
-        if edge is not None and self.diagnosis is not None:
-            self.diagnosis["carry"] = edge
+        self._add_carry(roots, self.diagnosis)
+
+    def conflict_passed(self, roots: list[Any]) -> None:
+        """Called when a backward call went past the first conflict (copy-on-write): its
+        diagnosis gets the carry edge, as a failed call's does."""
+        if self.conflict is not None:
+            self._add_carry(roots, self.conflict["diagnosis"])
+
+    def _add_carry(self, roots: list[Any], diagnosis: dict[str, Any] | None) -> None:
+        edge = self.carry(roots)
+        if edge is not None and diagnosis is not None:
+            diagnosis["carry"] = edge
 
     def _record_mutation(self, t: torch.Tensor, version: int, op: str) -> None:
         module = _running_module()
