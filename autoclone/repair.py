@@ -145,6 +145,7 @@ class _Repair:
     runner: Runner
     started: float
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
+    _trial_mb: float = 0.0  # the first run's peak memory: how many trials fit at once
     _traced: Reference | None = None  # the numbers the first run computed past its conflict
     _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
     _predicted: int = 0  # predicted edit sets verified so far
@@ -156,7 +157,7 @@ class _Repair:
     def run(self) -> rp.Report:
         first = first_run(self.project, self.runner, self.options, self.say, past_conflict=True)
         first, self._traced = references.past_conflict(first, self.options.steps)
-        self._trial_seconds = first.seconds
+        self._trial_seconds, self._trial_mb = first.seconds, first.peak_mb
         report = self._after_first(first)
         own, lines = self.project.sources, self.project.lines
         report.notes += warning_lines(first.warnings, own, lines)[0]
@@ -486,8 +487,15 @@ class _Repair:
             stop=lambda: time.monotonic() > deadline,
             max_priority=0,
             fixed_but_wrong=lambda outcome: _error_gone(outcome, original),
-            jobs=jobs_for(self.options, self._trial_seconds),
+            jobs=self._jobs(),
         )
+
+    def _jobs(self) -> int:
+        """Trials at once, saying so when memory, not the cores, sets the number."""
+        jobs = jobs_for(self.options, self._trial_seconds, self._trial_mb)
+        if jobs < jobs_for(self.options, self._trial_seconds):
+            self.say(f"{jobs} trial(s) at once: each takes {self._trial_mb:.0f} MB at its peak")
+        return jobs
 
     # -- the report -----------------------------------------------------------------------
     def _fixed(

@@ -293,11 +293,45 @@ def cores(options: Options | None = None) -> int:
     return max(1, min(os.cpu_count() or 1, 4) // ranks)
 
 
-def jobs_for(options: Options, trial_seconds: float) -> int:
-    """Trials at once: the user's ``-j``, else every core only for slow trials."""
-    if options.jobs is not None:
-        return options.jobs
-    return cores(options) if trial_seconds >= PARALLEL_AFTER else 1
+#: Trials at once must fit in this share of the memory available: the rest is the user's.
+MEMORY_SHARE = 0.5
+
+
+def jobs_for(
+    options: Options, trial_seconds: float, peak_mb: float = 0.0, free_mb: float | None = None
+) -> int:
+    """Trials at once: the user's ``-j``, else every core only for slow trials; never
+    more than fit in memory, so the tool never holds two copies of a model that only
+    fits once (``peak_mb``: the first run's peak resident memory)."""
+    wanted = (
+        options.jobs
+        if options.jobs is not None
+        else (cores(options) if trial_seconds >= PARALLEL_AFTER else 1)
+    )
+    return max(1, min(wanted, memory_slots(peak_mb, free_mb)))
+
+
+def memory_slots(peak_mb: float, free_mb: float | None = None) -> int:
+    """How many trials of ``peak_mb`` each fit in ``MEMORY_SHARE`` of the free memory."""
+    free = available_mb() if free_mb is None else free_mb
+    if peak_mb <= 0 or free <= 0:
+        return 1 << 16  # unknown: the cores decide
+    return max(1, int(free * MEMORY_SHARE // peak_mb))
+
+
+def available_mb() -> float:
+    """Memory the kernel can give without swapping (MemAvailable), in MB; 0 if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        return 0.0
 
 
 def make_runner(options: Options, project: Project) -> Runner:

@@ -89,9 +89,13 @@ def test_the_tracers_and_pytorchs_wording_of_one_conflict_are_the_same_conflict(
     from autoclone.repair import _shape
 
     head = "RuntimeError: one of the variables needed ... [torch.FloatTensor [16, 12]], which is "
-    traced = head + "output 0 of CopySlices, is at version 12; expected version 10 instead. " \
+    traced = (
+        head + "output 0 of CopySlices, is at version 12; expected version 10 instead. "
         "(autograd check made by autoclone)"
-    plain = head + "output 0 of torch::autograd::CopySlices, is at version 14; expected " \
+    )
+    plain = (
+        head + "output 0 of torch::autograd::CopySlices, is at version 14; expected "
         "version 12 instead. Hint: enable anomaly detection"
+    )
     other = head + "output 0 of TanhBackward0, is at version 1; expected version 0 instead."
     assert _shape(traced) == _shape(plain) != _shape(other)

@@ -327,9 +327,7 @@ def test_no_tuple_detach_where_no_statement_can_go_before() -> None:
         ("    (a + b).backward()  # both", "(a + b).backward(retain_graph=True)  # both"),
     ],
 )
-def test_retain_graph_goes_into_the_backward_call(
-    line: str, patched: str, tmp_path: Path
-) -> None:
+def test_retain_graph_goes_into_the_backward_call(line: str, patched: str, tmp_path: Path) -> None:
     (site,) = retain_graph("t.py", 3, line)
     assert site.code == patched
     source = _source_file(tmp_path, "\n\n" + line + "\n")

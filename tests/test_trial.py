@@ -217,3 +217,16 @@ def test_a_folder_the_temp_disk_cannot_hold_is_refused_before_copying(tmp_path: 
         Snapshot.take(tmp_path / "project", tmp_path / "store", room=1000)
     assert not (tmp_path / "store").exists()
     assert Snapshot.take(tmp_path / "project", tmp_path / "store", room=5000).size == 4096
+
+
+def test_a_trial_reports_its_own_peak_memory(tmp_path: Path, warm: bool) -> None:
+    """The first run's peak is what caps trials at once (``session.jobs_for``): it must
+    grow with what the script allocates, forked or fresh."""
+    big = TRAIN.replace("import torch\n", "import torch\nblock = torch.ones(100_000_000)\n")
+    (tmp_path / "small").mkdir()
+    (tmp_path / "big").mkdir()
+    small_run = _runner(tmp_path / "small", TRAIN, warm=warm)
+    big_run = _runner(tmp_path / "big", big, warm=warm)
+    small, large = small_run.run(RunSpec({}, limit=2)), big_run.run(RunSpec({}, limit=2))
+    assert small.peak_mb > 0
+    assert large.peak_mb - small.peak_mb > 300  # the 400 MB block
