@@ -24,3 +24,6 @@ class TextEdit:
     col: int
     text: str
     delete: int = 0  # characters of the original removed after the position (same line)
+    #: The whole line goes, its line ending with it (``col``, ``text`` and ``delete`` unused):
+    #: a statement moved elsewhere leaves no blank line behind.
+    drop_line: bool = False

@@ -111,6 +111,10 @@ def _resolve(src: SourceFile, edits: Sequence[TextEdit]) -> list[_Resolved]:
         if not 1 <= edit.line <= len(starts):
             raise PatchError(f"{src.path}: edit {edit} is past the last line")
         start, end = starts[edit.line - 1], ends[edit.line - 1]
+        if edit.drop_line:
+            following = starts[edit.line] if edit.line < len(starts) else end
+            resolved.append((start, "", following - start))
+            continue
         if not 0 <= edit.col <= end - start:
             raise PatchError(f"{src.path}: edit {edit} is outside its line")
         if edit.col + edit.delete > end - start:

@@ -173,7 +173,9 @@ class _Repair:
         found = diagnose(first, self.project.sources)
         if found.error_class == cls.NOT_AUTOGRAD:
             return _not_clone_fixable(found.error_class, found.line)
-        kinds = fixes.applicable(found, self._context({"before": first.backward}))
+        done = first.backward  # the backward calls it completed, and their numbers
+        seen = {"before": done, "completed": (first.losses[:done], first.grads[:done])}
+        kinds = fixes.applicable(found, self._context(seen))
         base, limit = self._base(first, found)
         if not kinds:
             report = _not_clone_fixable(found.error_class, found.line)
@@ -187,7 +189,7 @@ class _Repair:
             base.summary = reference
             return base
         base.reference = reference.describe()
-        ctx = self._context({"before": first.backward, **evidence})
+        ctx = self._context({**seen, **evidence})
         start = _Point(found, first.error.line if first.error else found.line, first.backward)
         return self._repair(base, start, kinds, reference, limit, ctx)
 

@@ -414,3 +414,21 @@ def test_a_name_that_is_not_utf8_is_quoted_in_octal_as_git_does(tmp_path: Path) 
     src = make(tmp_path, name, b"y = x\n")
     diff = assert_applies(tmp_path, [(src, [TextEdit(1, 5, ".clone()")])])
     assert diff.startswith('diff --git "a/caf\\351 x.py" "b/caf\\351 x.py"\n')
+
+
+@NEEDS_TOOLS
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_a_dropped_line_goes_with_its_ending_and_the_diff_applies(
+    tmp_path: Path, newline: bytes
+) -> None:
+    """A statement moved elsewhere (``recompute``: into a property) leaves no blank line."""
+    lines = [b"class M:", b"    def __init__(self):", b"        self.a = 1",
+             b"        self.b = f(self.a)", b"", b"    def g(self):",
+             b"        return 2"]  # fmt: skip
+    src = make(tmp_path, "m.py", newline.join(lines) + newline)
+    prop = "\n    @property\n    def b(self):\n        return f(self.a)\n"
+    edits = [TextEdit(4, 0, "", drop_line=True), TextEdit(5, 0, prop)]
+    assert_applies(tmp_path, [(src, edits)])
+    text = apply_edits(src, edits)
+    assert "self.b = " not in text and "\n\n\n" not in text.replace("\r", "")
+    assert text.replace("\r", "").count("\n") == len(lines) + 4 - 1

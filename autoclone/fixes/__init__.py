@@ -24,6 +24,7 @@ from autoclone.fixes import (
     no_grad,
     optimizer_step,
     out_of_place,
+    recompute,
     retain_graph,
     stack_views,
 )
@@ -33,6 +34,7 @@ from autoclone.session import Project
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
     optimizer_step.KIND,
+    recompute.KIND,
     detach_target.KIND,
     detach.KIND,
     clear_list.KIND,

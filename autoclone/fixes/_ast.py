@@ -26,3 +26,13 @@ def lines_of(node: ast.AST | None) -> tuple[int, int]:
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def in_constructor(source: str, line: int) -> bool:
+    """``line`` runs in an ``__init__``: a value made there from parameters is meant to
+    train them, so a detach that makes them untrainable is never the repair."""
+    try:
+        node = innermost(source, line, FUNCTIONS)
+    except SyntaxError:
+        return False
+    return isinstance(node, FUNCTIONS) and node.name == "__init__"

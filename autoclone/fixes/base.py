@@ -31,7 +31,8 @@ NONE = "none"  # a detach: what is differentiated changes on purpose
 class Context:
     """The user's project as the kinds see it: sites, texts and lines, read once, and
     what the runs showed (``evidence``: ``before``, the backward calls the original
-    completed; ``leaks``, gradient leaks between optimizers in the retained-graph run)."""
+    completed; ``completed``, their losses and gradients; ``leaks``, gradient leaks
+    between optimizers in the retained-graph run)."""
 
     sites: Sequence[Site]
     texts: Mapping[str, str]

@@ -34,6 +34,7 @@ from autoclone.codemods.sites import (
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
 from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost, lines_of
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.fixes.recompute import made_in_constructor
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
@@ -211,7 +212,7 @@ class Detach(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return crosses_iterations(found)
+        return crosses_iterations(found) and not made_in_constructor(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return ranked(detach_candidates(found, ctx.sites, ctx.texts))

@@ -20,6 +20,7 @@ from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.detach import loop_of, scope_of
+from autoclone.fixes.recompute import made_in_constructor
 
 _HEAD = re.compile(r"^[A-Za-z_][\w.]*")
 
@@ -63,7 +64,7 @@ class DetachTarget(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return crosses_iterations(found)
+        return crosses_iterations(found) and not made_in_constructor(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         text = ctx.texts.get(found.carry_producer[0], "") if found.carry_producer else ""
