@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import collections
 import contextlib
 import json
 import math
@@ -21,9 +22,11 @@ import re
 import resource
 import runpy
 import sys
+import threading
 import time
 import traceback
 import warnings
+import weakref
 from typing import Any
 
 from autoclone import devices
@@ -61,6 +64,37 @@ class _State:
         #: copy-on-write), so the traced run also computes the reference numbers
         self.past = 0
         self.conflict: dict[str, Any] | None = None  # that conflict, once met
+        #: Seconds a verification run goes on past ``limit``, looking for a later error
+        #: (a second conflict at epoch 2); what it had at the limit is written first
+        self.run_on = 0.0
+        self.deadline: float | None = None
+        #: Every leaf a backward call differentiated (weakly held, so an id a freed leaf
+        #: leaves behind is not mistaken for it), by shape: what the program trains
+        self.reached: dict[int, tuple[Any, str]] = {}
+        #: The script's optimizers, held until the result is written (a script that ran to
+        #: its end has dropped its own references by then); a few dozen at most
+        self.optimizers: list[Any] = []
+
+    def note_reached(self, leaves: list[Any]) -> None:
+        for leaf in leaves:
+            known = self.reached.get(id(leaf))
+            if known is None or known[0]() is not leaf:
+                self.reached[id(leaf)] = (weakref.ref(leaf), "x".join(map(str, leaf.shape)))
+
+    def reached_shapes(self) -> dict[str, int]:
+        return dict(collections.Counter(shape for _, shape in self.reached.values()))
+
+    def unreached_shapes(self) -> dict[str, int]:
+        """Tensors an optimizer updates that no backward call reached: a block that cut
+        them off (an edit under ``torch.no_grad()``) leaves them untrained for good."""
+        shapes: collections.Counter[str] = collections.Counter()
+        for optimizer in self.optimizers:
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    known = self.reached.get(id(param))
+                    if param.requires_grad and (known is None or known[0]() is not param):
+                        shapes["x".join(map(str, param.shape))] += 1
+        return dict(shapes)
 
     def script_seconds(self) -> float:
         return 0.0 if self.started is None else time.perf_counter() - self.started
@@ -93,11 +127,25 @@ class _State:
             "script_seconds": self.script_seconds(),
             "cuda_mapped": devices.mapped(),  # calls moved from CUDA to the CPU
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "reached": self.reached_shapes(),
+            "unreached": self.unreached_shapes(),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         os.replace(tmp, self.result_path)
+
+    def at_limit(self) -> None:
+        """Stop, or with ``run_on`` write the result as it stands (kept if the timeout
+        ends the rest) and go on until the script ends, fails, or the time is up."""
+        if self.run_on <= 0:
+            self.stop()
+        self.write("stopped")
+        self.limit, self.deadline = None, time.perf_counter() + self.run_on
+        # between backward calls (an evaluation pass, a hang) the time is kept all the same
+        ender = threading.Timer(self.run_on + 0.5, os._exit, args=(0,))
+        ender.daemon = True
+        ender.start()
 
     def stop(self) -> None:
         """Enough steps have been seen: leave at once, before the script can do more work."""
@@ -160,6 +208,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             state.stop()  # the loss of the step that failed, computed with grad off
         leaves = _leaves(roots)
+        state.note_reached(leaves)
         if state.mode == RETAIN_REFERENCE:
             args, kwargs = _retained(args, kwargs)
         if state.tracer is not None:
@@ -187,9 +236,25 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
             torch.set_grad_enabled(False)
         elif state.limit is not None and state.backward >= state.limit:
+            state.at_limit()
+        elif state.deadline is not None and time.perf_counter() > state.deadline:
             state.stop()
 
     torch.autograd.backward = backward  # type: ignore[assignment]
+
+
+def _install_optimizer_registry(state: _State) -> None:
+    """Every optimizer the script makes, weakly held: what it updates should be trained."""
+    import torch
+
+    original = torch.optim.Optimizer.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if len(state.optimizers) < 64:
+            state.optimizers.append(self)
+
+    torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign]
 
 
 def _retained(
@@ -326,12 +391,14 @@ def main() -> None:
     mode = env.get("AUTOCLONE_MODE", PLAIN)
     limit = int(env["AUTOCLONE_LIMIT"]) if env.get("AUTOCLONE_LIMIT") else None
     state = _State(env["AUTOCLONE_RESULT"], limit, mode)
+    state.run_on = float(env.get("AUTOCLONE_RUN_ON") or 0.0)
     sites = frozenset(filter(None, env.get("AUTOCLONE_SITES", "").split(",")))
     _install_switch(sites)
     _install_overrides(json.loads(env.get("AUTOCLONE_OVERRIDES", "{}")))
     _seed()
     devices.install()  # a GPU script on a machine without one: CUDA run on the CPU
     _install_backward_counter(state)
+    _install_optimizer_registry(state)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:

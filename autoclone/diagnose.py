@@ -62,6 +62,7 @@ class Diagnosis:
     carry_consumer: Frame | None = None  # a node made here consumed ...
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
+    producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
     stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
@@ -89,6 +90,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     """The diagnosis with every line moved (from a patched file's lines to the original's)."""
     changes: dict[str, Any] = {k: move(getattr(d, k)) for k in _FRAMES if getattr(d, k)}
     changes["carry_frames"] = tuple(move(f) for f in d.carry_frames)
+    changes["producer_frames"] = tuple(move(f) for f in d.producer_frames)
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
     return replace(d, **changes)
 
@@ -147,6 +149,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_consumer=_first_own(carry["consumer_frames"], own),
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=tuple((f, int(n)) for f, n in carry["consumer_frames"] if f in own),
+            producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
         )
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))

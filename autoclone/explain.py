@@ -15,7 +15,7 @@ from autoclone.classify import DESCRIPTIONS, NOT_AUTOGRAD
 from autoclone.codemods.sites import INPLACE, STATEMENT
 from autoclone.diagnose import Diagnosis, diagnose, editor_lines, explain, warning_lines, where
 from autoclone.fixes.base import RETAINED
-from autoclone.repair import first_run_outcome
+from autoclone.report import first_run_outcome
 from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
 from autoclone.trial import RunResult
 

@@ -10,7 +10,7 @@ disabled, which keeps the program's aliasing; the report says which one was used
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,3 +128,19 @@ def _judge_first_loss(result: RunResult, reference: Reference) -> Outcome:
     if diff:
         return Failed("numbers", diff)
     return _judge_finite(result)
+
+
+def untrained(original: Mapping[str, int], patched: Mapping[str, int]) -> str | None:
+    """What a patch stopped differentiating: tensors (counted by shape) that backward calls
+    of the original reached and none of the patched run's did. A detach that passes every
+    number check can still freeze a parameter for good (a learnable temperature, a GNN
+    encoder whose embeddings are detached), which is never what the script meant."""
+    lost = {shape: n - patched.get(shape, 0) for shape, n in original.items()
+            if patched.get(shape, 0) < n}  # fmt: skip
+    if not lost:
+        return None
+    shapes = ", ".join(f"{n} of shape [{s.replace('x', ', ')}]" for s, n in sorted(lost.items()))
+    return (
+        f"no gradient reaches tensors the original differentiated ({shapes}): they would "
+        "stop training"
+    )

@@ -104,6 +104,8 @@ MAX_TRIES = 24
 _VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
 #: Errors a patched run may fail with and still have got further: another conflict. (A
 #: loss with no graph left means an edit cut too much, not that it got anywhere.)
+#: A verification run goes on at least this long past its limit, to meet a later conflict.
+RUN_ON = 2.0
 _AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
 
 
@@ -146,6 +148,7 @@ class _Repair:
     started: float
     _trial_seconds: float = 0.0  # how long the first run took: worth running trials at once?
     _trial_mb: float = 0.0  # the first run's peak memory: how many trials fit at once
+    _run_on: float = 0.0  # seconds a verification run goes on past its limit (``RunSpec``)
     _traced: Reference | None = None  # the numbers the first run computed past its conflict
     _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
     _predicted: int = 0  # predicted edit sets verified so far
@@ -158,6 +161,7 @@ class _Repair:
         first = first_run(self.project, self.runner, self.options, self.say, past_conflict=True)
         first, self._traced = references.past_conflict(first, self.options.steps)
         self._trial_seconds, self._trial_mb = first.seconds, first.peak_mb
+        self._run_on = min(max(RUN_ON, 2 * first.script_seconds), self.options.timeout / 3)
         report = self._after_first(first)
         own, lines = self.project.sources, self.project.lines
         report.notes += warning_lines(first.warnings, own, lines)[0]
@@ -167,18 +171,19 @@ class _Repair:
         return fixes.context(self.project, evidence)
 
     def _after_first(self, first: RunResult) -> rp.Report:
-        early = _first_run_verdict(first, self.options.timeout)
+        early = rp.first_run_verdict(first, self.options.timeout)
         if early is not None:
             return early
         found = diagnose(first, self.project.sources)
         if found.error_class == cls.NOT_AUTOGRAD:
-            return _not_clone_fixable(found.error_class, found.line)
+            return rp.not_clone_fixable(found.error_class, found.line)
         done = first.backward  # the backward calls it completed, and their numbers
-        seen = {"before": done, "completed": (first.losses[:done], first.grads[:done])}
+        seen = {"before": done, "completed": (first.losses[:done], first.grads[:done]),
+                "reached": first.reached}  # fmt: skip
         kinds = fixes.applicable(found, self._context(seen))
         base, limit = self._base(first, found)
         if not kinds:
-            report = _not_clone_fixable(found.error_class, found.line)
+            report = rp.not_clone_fixable(found.error_class, found.line)
             report.explanation, report.diagnosis = base.explanation, base.diagnosis
             return report
         reference, evidence = references.compute(
@@ -275,7 +280,8 @@ class _Repair:
         script as patched so far where the path has not met it yet); anything else ends
         the rounds."""
         self.say(f"run {self.runner.runs + 1}: tracing the patched script")
-        spec = self.project.spec(verified.patched, mode=LOCATE, limit=goal.limit)
+        spec = self.project.spec(verified.patched, mode=LOCATE, limit=goal.limit,
+                                 run_on=self._run_on)  # fmt: skip
         traced = self.runner.run(spec)
         if traced.error is None:
             return None
@@ -286,7 +292,8 @@ class _Repair:
         deeper = self._with_reference(goal, kinds[0].reference, found, traced, verified)
         if deeper is None:
             return None
-        deeper = replace(deeper, kinds=kinds)
+        deeper = replace(deeper, kinds=kinds,
+                         limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
 
     def _with_reference(
@@ -352,7 +359,8 @@ class _Repair:
         shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in sites)
         self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
-        run = self.runner.run(self.project.spec(patched, limit=limit))
+        run = self.runner.run(self.project.spec(patched, limit=limit, run_on=self._run_on))
+        run = run.within(limit)
         refs = refs or {}
         verdicts = [k.judge(run, refs.get(k.reference, reference), ctx)
                     for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
@@ -531,7 +539,8 @@ class _Repair:
             if not (part.kind.lenient and same):
                 base.notes += part.kind.notes(part.found, part.sites, self.project.lines)
         if verified.run.cuda_mapped:
-            base.notes.append(cpu_note(verified.run.cuda_mapped))
+            base.notes.append(rp.cpu_note(verified.run.cuda_mapped))
+        base.notes += [rp.late_note(line, base.steps["limit"]) for line in verified.run.late]
         kinds = ", ".join(dict.fromkeys(s.fix for s in chosen))
         n = len(chosen)
         base.summary = (
@@ -608,58 +617,6 @@ def _reasons(parts: list[_Part], lines: dict[str, list[str]]) -> str:
                        + explain(part.found, lines))  # fmt: skip
         out += [part.kind.why(s, part.found, lines) for s in part.sites]
     return "\n" + "\n".join(out)
-
-
-def cpu_note(mapped: int) -> str:
-    """The run was a GPU script's, on the CPU: say so, and what that changed."""
-    return (
-        "verified on the CPU: no usable CUDA device here, so the script's CUDA calls "
-        f"({mapped} in the verifying run) ran on the CPU at run time, with autocast('cuda') "
-        "off (float32) and GradScaler passing the loss through; the patch does not contain "
-        "this mapping"
-    )
-
-
-def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:
-    """``(status, summary)`` when the first run ended without an error to work on: the
-    same words for ``fix`` and ``explain``."""
-    if first.status == "timeout":
-        return (
-            rp.TIMEOUT,
-            f"the script neither failed nor finished within {timeout:g} s "
-            "(use --timeout to allow longer runs)",
-        )
-    if first.status in ("completed", "stopped"):
-        return rp.NO_ERROR, "the script ran to its end without an error: nothing to fix"
-    if first.status == "crash":
-        return (
-            rp.NOT_AUTOGRAD,
-            "the script crashed without a Python error "
-            f"(last output: {first.stderr.strip()[-200:]!r})",
-        )
-    return None
-
-
-def _first_run_verdict(first: RunResult, timeout: float) -> rp.Report | None:
-    outcome = first_run_outcome(first, timeout)
-    return rp.Report(*outcome) if outcome else None
-
-
-def _not_clone_fixable(kind: str, line: str) -> rp.Report:
-    if kind == cls.NOT_AUTOGRAD:
-        return rp.Report(
-            rp.NOT_AUTOGRAD, f"not an autograd error: {line}", error=line, error_class=kind
-        )
-    why = {
-        cls.NO_GRAPH: "the loss does not depend on anything that requires grad through "
-        "differentiable operations",
-        cls.BACKWARD_TWICE: "two backward calls ran through one graph without a carried "
-        "state to detach; summing the losses or retain_graph=True is a choice about what "
-        "to train, which autoclone leaves to you",
-    }.get(kind, "no edit the evidence supports repairs it")
-    return rp.Report(
-        rp.UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind
-    )
 
 
 def _lines(sites: list[Site]) -> int:

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoclone.codemods.sites import (
-    Site,
-)
+from autoclone import classify as cls
+from autoclone.codemods.sites import Site
 from autoclone.patch import SourceFile
+from autoclone.trial import RunResult
 
 FIXED = "fixed"
 NO_ERROR = "no_error"
@@ -90,3 +90,63 @@ class Report:
 
 def edits_of(sites: Sequence[Site]) -> list[Edit]:
     return [Edit(s.file, s.line, s.fix, s.code, s.kind) for s in sites]
+
+
+def cpu_note(mapped: int) -> str:
+    """The run was a GPU script's, on the CPU: say so, and what that changed."""
+    return (
+        "verified on the CPU: no usable CUDA device here, so the script's CUDA calls "
+        f"({mapped} in the verifying run) ran on the CPU at run time, with autocast('cuda') "
+        "off (float32) and GradScaler passing the loss through; the patch does not contain "
+        "this mapping"
+    )
+
+
+def first_run_outcome(first: RunResult, timeout: float) -> tuple[str, str] | None:
+    """``(status, summary)`` when the first run ended without an error to work on: the
+    same words for ``fix`` and ``explain``."""
+    if first.status == "timeout":
+        return (
+            TIMEOUT,
+            f"the script neither failed nor finished within {timeout:g} s "
+            "(use --timeout to allow longer runs)",
+        )
+    if first.status in ("completed", "stopped"):
+        return NO_ERROR, "the script ran to its end without an error: nothing to fix"
+    if first.status == "crash":
+        return (
+            NOT_AUTOGRAD,
+            "the script crashed without a Python error "
+            f"(last output: {first.stderr.strip()[-200:]!r})",
+        )
+    return None
+
+
+def first_run_verdict(first: RunResult, timeout: float) -> Report | None:
+    outcome = first_run_outcome(first, timeout)
+    return Report(*outcome) if outcome else None
+
+
+def not_clone_fixable(kind: str, line: str) -> Report:
+    if kind == cls.NOT_AUTOGRAD:
+        return Report(NOT_AUTOGRAD, f"not an autograd error: {line}", error=line, error_class=kind)
+    why = {
+        cls.NO_GRAPH: "the loss does not depend on anything that requires grad through "
+        "differentiable operations",
+        cls.BACKWARD_TWICE: "two backward calls ran through one graph without a carried "
+        "state to detach; summing the losses or retain_graph=True is a choice about what "
+        "to train, which autoclone leaves to you",
+    }.get(kind, "no edit the evidence supports repairs it")
+    return Report(
+        UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind
+    )
+
+
+def late_note(line: str, limit: int) -> str:
+    """The patched run went on past the backward calls it was judged on and then failed
+    with an error that is not autograd's: the patch stands, the user hears of it."""
+    return (
+        f"the patched script ran on past the {limit} backward calls it was checked on, then "
+        f"failed with `{line}`: not an autograd error, and past where the original failed, "
+        "so it may be a bug of its own"
+    )

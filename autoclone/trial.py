@@ -31,6 +31,7 @@ from typing import Any
 import autoclone
 from autoclone import launcher as launching
 from autoclone import lifecycle
+from autoclone.classify import NOT_AUTOGRAD, classify
 from autoclone.snapshot import MARKER, Snapshot
 
 
@@ -66,13 +67,29 @@ class RunResult:
     exit_code: int = 0  # the script's own exit status (``sys.exit(3)``), when it exited
     cuda_mapped: int = 0  # CUDA calls the child ran on the CPU (``autoclone.devices``)
     peak_mb: float = 0.0  # the trial's peak resident memory
+    #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
+    reached: Mapping[str, int] = field(default_factory=dict)
+    unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
     #: A traced run that went on past its first version conflict (``RunSpec.past_conflict``):
     #: the error it would have raised, after how many backward calls, and its diagnosis.
     conflict: ErrorInfo | None = None
     conflict_backward: int = 0
     conflict_diagnosis: dict[str, Any] | None = None
+    late: list[str] = field(default_factory=list)  # see ``within``
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
+
+    def within(self, limit: int) -> RunResult:
+        """A run that went on past ``limit`` (``RunSpec.run_on``) and then failed with an
+        error that is not autograd's (an evaluation's bug, a missing file) is judged on
+        what it did up to the limit, as a run that stopped there; the error is kept in
+        ``late`` for the report. An autograd error there stands: it is the next conflict."""
+        if self.status not in ("error", "exit", "crash") or self.backward < limit:
+            return self
+        message = self.error.message if self.error else self.stderr.strip()[-300:]
+        if classify(message) != NOT_AUTOGRAD:
+            return self
+        return replace(self, status="stopped", error=None, late=message.splitlines()[-1:])
 
     def at_conflict(self) -> RunResult:
         """A run that went on past its version conflict, as it would have ended there
@@ -99,6 +116,9 @@ class RunSpec:
     #: K > 0 (traced runs only): go on past the first version conflict for K backward calls
     #: with the saved values kept (the tracer's copy-on-write), computing the reference
     past_conflict: int = 0
+    #: Seconds a run goes on past ``limit`` to meet a later error; a timeout in that
+    #: time leaves the run as it stood at the limit
+    run_on: float = 0.0
 
 
 @dataclass
@@ -188,7 +208,8 @@ class Runner:
         lifecycle.check()  # a trial a stop signal killed is no verdict
         seconds = time.monotonic() - start
         text = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
-        if timed_out and spec.past_conflict and (trial / "result.json").exists():
+        provisional = spec.past_conflict or spec.run_on
+        if timed_out and provisional and (trial / "result.json").exists():
             return _load(trial / "result.json", project, text, seconds)  # as at the conflict
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
@@ -298,6 +319,7 @@ class Runner:
                 "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
                 "AUTOCLONE_LIMIT": "" if spec.limit is None else str(spec.limit),
                 "AUTOCLONE_PAST_CONFLICT": str(spec.past_conflict or ""),
+                "AUTOCLONE_RUN_ON": str(spec.run_on or ""),
                 "AUTOCLONE_OVERRIDES": json.dumps({**spec.options, **self.overrides}),
             }
         )
@@ -470,6 +492,8 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         exit_code=code,
         cuda_mapped=int(data.get("cuda_mapped") or 0),
         peak_mb=float(data.get("peak_mb") or 0.0),
+        reached=dict(data.get("reached") or {}),
+        unreached=dict(data.get("unreached") or {}),
         conflict=_error(conflict["error"], project) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project),

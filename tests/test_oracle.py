@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoclone.oracle import FULL, PREFIX, Reference, judge
+from autoclone.oracle import FULL, PREFIX, Reference, judge, untrained
 from autoclone.outcomes import Failed, Passed
 from autoclone.trial import RunResult
 
@@ -42,3 +42,12 @@ def test_full_compares_every_backward_call() -> None:
     ref = Reference(FULL, (1.0, 0.5), ((2.0, 3.0), (4.0, 5.0)), 2)
     assert isinstance(judge(_run((1.0, 0.5), ((2.0, 3.0), (4.0, 5.0))), ref), Passed)
     assert isinstance(judge(_run((1.0, 0.5), ((2.0, 3.0), (4.0, 5.5))), ref), Failed)
+
+
+def test_a_patch_that_leaves_a_trained_tensor_without_gradient_is_named() -> None:
+    """The detach-like kinds' extra check: counted by shape, so one of two same-shaped
+    weights going untrained is seen, and tensors new in the patched run are harmless."""
+    original = {"16x8": 2, "8": 1, "": 1}
+    assert untrained(original, {"16x8": 2, "8": 3, "": 1, "4": 1}) is None
+    lost = untrained(original, {"16x8": 1, "8": 1})
+    assert lost is not None and "1 of shape [16, 8]" in lost and "1 of shape []" in lost

@@ -230,3 +230,45 @@ def test_a_trial_reports_its_own_peak_memory(tmp_path: Path, warm: bool) -> None
     small, large = small_run.run(RunSpec({}, limit=2)), big_run.run(RunSpec({}, limit=2))
     assert small.peak_mb > 0
     assert large.peak_mb - small.peak_mb > 300  # the 400 MB block
+
+
+LATE = textwrap.dedent(
+    """\
+    import time
+    import torch
+
+    w = torch.randn(4, requires_grad=True)
+    frozen = torch.randn(3, requires_grad=True)  # handed to the optimizer, never used
+    opt = torch.optim.SGD([w, frozen], lr=0.1)
+    for step in range(8):
+        (w * w).sum().backward()
+        opt.step()
+    if MODE == "autograd":
+        keep = (w * w).sum()
+        keep.backward()
+        keep.backward()
+    elif MODE == "other":
+        open("missing/file.txt")
+    elif MODE == "hang":
+        time.sleep(60)
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["autograd", "other", "hang", "end"])
+def test_a_run_goes_on_past_its_limit_to_meet_a_later_error(
+    tmp_path: Path, warm: bool, mode: str
+) -> None:
+    """``run_on``: an autograd error after the limit is the run's verdict (the next
+    conflict); another error is not (``within``), and a hang leaves the run as it stood
+    at the limit, long before the trial's own timeout."""
+    runner = _runner(tmp_path, f"MODE = {mode!r}\n" + LATE, warm=warm, timeout=30)
+    started = time.monotonic()
+    result = runner.run(RunSpec({}, limit=3, run_on=2.0)).within(3)
+    assert time.monotonic() - started < 20
+    expected = {"autograd": "error", "other": "stopped", "hang": "stopped", "end": "completed"}
+    assert result.status == expected[mode]
+    assert result.backward == {"autograd": 9, "other": 8, "hang": 3, "end": 8}[mode]
+    assert bool(result.late) == (mode == "other")
+    assert result.reached == {"4": 1}  # w, every call; never `frozen`
+    assert result.unreached == {"3": 1}

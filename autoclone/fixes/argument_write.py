@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
+from autoclone import classify as cls
+from autoclone.codemods.sites import CLONE, INPLACE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.fixes._ast import FUNCTIONS, innermost
 from autoclone.fixes._conflict import is_conflict
@@ -52,15 +53,31 @@ def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
             and s.kind == STATEMENT and s.target in params]  # fmt: skip
 
 
+def leaf_argument_clones(found: Diagnosis, ctx: Context) -> list[Site]:
+    """A write into a leaf that requires grad (images kept for an input saliency) made
+    by a helper into its own argument, which it returns: ``batch = batch.clone()`` first,
+    so the helper writes into its own tensor and the caller's leaf stays as it was.
+    ``torch.no_grad()`` is tried first; it fails where the value written must train."""
+    write = found.mutation or found.failing
+    if found.error_class != cls.LEAF_INPLACE or write is None:
+        return []
+    params = returned_parameters(ctx.texts.get(write[0], ""), write[1])
+    return [s for s in ctx.sites if (s.file, s.line) == write and s.fix == CLONE
+            and s.kind == INPLACE and s.target in params]  # fmt: skip
+
+
 class ArgumentWrite(Kind):
     name = "argument_write"
     lenient = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        if found.error_class == cls.LEAF_INPLACE:
+            return bool(leaf_argument_clones(found, ctx))
         return is_conflict(found) and bool(argument_writes(found, ctx))
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(-2.0, (s,)) for s in argument_writes(found, ctx)]
+        leaf = [Candidate(1.0, (s,)) for s in leaf_argument_clones(found, ctx)]  # after no_grad
+        return leaf + [Candidate(-2.0, (s,)) for s in argument_writes(found, ctx)]
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         outcome = judge(run, reference)
@@ -69,6 +86,14 @@ class ArgumentWrite(Kind):
         return outcome
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.fix == CLONE:
+            return (
+                f"Fix: `{site.code}` just before {where((site.file, site.line), lines)}: "
+                f"`{site.target}` is an argument of this function, a leaf the caller keeps "
+                "(it requires grad); written in place, autograd refused the write. Cloned "
+                "first, the function writes into its own tensor, and gradients reach both "
+                "what it writes and the caller's tensor."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `{site.target}` is "
             "an argument of this function; written in place, the write reached the caller's "
@@ -80,6 +105,8 @@ class ArgumentWrite(Kind):
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
         site = chosen[0]
+        if site.fix == CLONE:
+            return []
         caller = found.mutation_frames[-1] if found.mutation_frames else None
         return [
             f"this changes what the caller sees: before, `{site.target} ...=` inside the "

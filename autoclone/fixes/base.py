@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.oracle import Reference, judge
-from autoclone.outcomes import Outcome
+from autoclone.oracle import Reference, judge, untrained
+from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
 #: Reference runs a kind can ask for (``autoclone.repair`` computes them once each).
@@ -87,7 +87,13 @@ class Kind:
     lenient = False
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
-        return judge(run, reference)
+        """The reference's verdict; a detach-like kind (no reference numbers) must also
+        leave every tensor the original differentiated still reached by a backward call."""
+        outcome = judge(run, reference)
+        if self.reference != NONE or not isinstance(outcome, Passed):
+            return outcome
+        lost = untrained(ctx.evidence.get("reached", {}), run.reached)
+        return Failed("numbers", lost) if lost else outcome
 
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]

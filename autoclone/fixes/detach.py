@@ -8,6 +8,7 @@ what is no longer differentiated. A patch is judged by K steps with finite losse
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 
@@ -148,19 +149,80 @@ def detach_candidates(
     if not frames:
         return []
     texts = texts or {}
-    sets = _after_backward_sets(found, frames, sites, texts)
+    sets: list[list[Site | None]] = [
+        [site] for frame in frames for site in _half_detached(frame, sites, texts)
+    ]  # the program's own cut, completed: first
+    sets += _after_backward_sets(found, frames, sites, texts)
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
     rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
                    and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
     sets += [[as_detach(s)] for s in rest]
+    sets += _stored_sets(found, rest, sites)
     unique: dict[tuple[str, ...], list[Site]] = {}
     for edit_set in sets:
         if edit_set and all(s is not None for s in edit_set):
             chosen = [s for s in edit_set if s is not None]
             unique.setdefault(tuple(s.id for s in chosen), chosen)
     return list(unique.values())
+
+
+def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]) -> list[Site]:
+    """A state the program already cuts, but only in part: ``self.state = (h.detach(), c)``
+    (an LSTM's cell state forgotten) gets the same ``.detach()`` on what it left out."""
+    file = frame[0]
+    text = texts.get(file, "")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    carried = set(_carried(frame, sites))
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)):
+            continue
+        if ast.get_source_segment(text, node.targets[0]) not in carried:
+            continue
+        parts = node.value.elts
+        cut = [p for p in parts if isinstance(p, ast.Call) and isinstance(p.func, ast.Attribute)
+               and p.func.attr == "detach"]  # fmt: skip
+        left = [p for p in parts if isinstance(p, (ast.Name, ast.Attribute, ast.Subscript))]
+        if cut and left and len(cut) + len(left) == len(parts):
+            out += [_detach_at(file, text, p) for p in left]
+    return out
+
+
+def _detach_at(file: str, text: str, node: ast.expr) -> Site:
+    """``.detach()`` after the expression ``node``."""
+    name = ast.get_source_segment(text, node) or ""
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:half_detached:{name}", file=file,
+                line=node.lineno, col=node.col_offset, kind=OPERAND, target=name,
+                code=f"{name}.detach()", start=(node.lineno, node.col_offset), end=end,
+                depth=1, fix=DETACH)  # fmt: skip
+
+
+def _stored_sets(
+    found: Diagnosis, reads: Sequence[Site], sites: Sequence[Site]
+) -> list[list[Site | None]]:
+    """A value kept across iterations in a container (a per-epoch history of losses):
+    every read of that container on the consuming line together, then the kept value
+    detached where it is made (``avg[k] += task_loss[k].detach() / n``)."""
+    heads: dict[str, list[Site]] = {}
+    for site in reads:
+        if site.kind == SUBSCRIPT and site.depth == min(
+            r.depth for r in reads if r.target == site.target
+        ):
+            heads.setdefault(site.target.split("[")[0], []).append(site)
+    sets: list[list[Site | None]] = [[as_detach(s) for s in group] for group in heads.values()
+                                     if len(group) > 1]  # fmt: skip
+    made = found.carry_producer
+    if made is not None:
+        produced = [s for s in sites if (s.file, s.line) == made
+                    and s.kind in (ARG, OPERAND, SUBSCRIPT)]  # fmt: skip
+        sets += [[as_detach(s)] for s in sorted(produced, key=lambda s: s.depth)]
+    return sets
 
 
 def consequences(

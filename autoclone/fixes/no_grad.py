@@ -15,6 +15,9 @@ from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
+from autoclone.oracle import Reference, judge
+from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.trial import RunResult
 
 
 class NoGrad(Kind):
@@ -46,6 +49,16 @@ class NoGrad(Kind):
         # right after the clone where the view is made (a constant view: the usual cure),
         # ahead of the other clones, which would write into a copy (prune nothing)
         return ranked(list(unique.values()), start=0.5 if found.error_class == NO_GRAD_VIEW else 0)
+
+    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
+        """The numbers, and no tensor an optimizer updates left without a gradient: a
+        write of a trained value (an adversarial patch pasted into the images) done under
+        no_grad would never train it."""
+        outcome = judge(run, reference)
+        if not isinstance(outcome, Passed) or not run.unreached:
+            return outcome
+        shapes = ", ".join(f"[{s.replace('x', ', ')}]" for s in sorted(run.unreached))
+        return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -28,7 +28,7 @@ from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.oracle import Reference, judge, same
+from autoclone.oracle import Reference, same
 from autoclone.outcomes import Failed, Outcome
 from autoclone.trial import RunResult
 
@@ -138,7 +138,7 @@ class Recompute(Kind):
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """Finite losses, and the original's completed backward calls reproduced."""
-        outcome = judge(run, reference)
+        outcome = super().judge(run, reference, ctx)
         losses, grads = ctx.evidence.get("completed", ([], []))
         mine = [*run.losses[: len(losses)], *(g for p in run.grads[: len(grads)] for g in p)]
         theirs = [*losses, *(g for p in grads for g in p)]
