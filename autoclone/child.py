@@ -129,6 +129,7 @@ class _State:
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
+            "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

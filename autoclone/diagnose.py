@@ -63,6 +63,7 @@ class Diagnosis:
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
+    saved_frames: tuple[Frame, ...] = ()  # the saving op's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
     stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
@@ -91,6 +92,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     changes: dict[str, Any] = {k: move(getattr(d, k)) for k in _FRAMES if getattr(d, k)}
     changes["carry_frames"] = tuple(move(f) for f in d.carry_frames)
     changes["producer_frames"] = tuple(move(f) for f in d.producer_frames)
+    changes["saved_frames"] = tuple(move(f) for f in d.saved_frames)
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
     return replace(d, **changes)
 
@@ -177,6 +179,7 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
     saved, mutation = traced["saved"], traced.get("mutation") or {}
     return {
         "saved": _first_own(saved["frames"], own),
+        "saved_frames": tuple((f, int(n)) for f, n in saved["frames"] or () if f in own),
         "saved_op": saved.get("grad_fn") or saved.get("op", ""),
         "mutation": _first_own(mutation.get("frames"), own),
         "mutation_frames": tuple((f, int(n)) for f, n in mutation.get("frames") or () if f in own),

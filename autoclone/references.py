@@ -87,7 +87,12 @@ def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | No
     every case), so the separate reference run is not needed."""
     if run.past is None:
         return run, None
-    return run, _mutation_allowed(run.past, run.backward + steps)
+    limit, other = run.backward + steps, run.past.other_conflict
+    if other > run.backward:  # a conflict of another kind later: its round's numbers
+        past = run.past
+        return run, Reference(PREFIX, past.losses[:other], past.grads[:other], limit,
+                              ended=cls.INPLACE_VERSION)  # fmt: skip
+    return run, _mutation_allowed(run.past, limit)
 
 
 def _mutation_allowed(ref: RunResult, limit: int) -> Reference | None:

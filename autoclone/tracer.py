@@ -171,6 +171,10 @@ class Tracer:
         #: on past the first conflict, which ``conflict`` records, computing the numbers
         #: of the program as written (the reference) in the same run.
         self.copy_on_write = False
+        #: Past the first conflict, the backward call (0-based) where a conflict of the other
+        #: kind (an optimizer's write against an in-place op's) was met: the mutation-allowed
+        #: numbers from there on are no program's the first conflict's edit leads to
+        self.other_conflict = -1
         self.copies: dict[int, torch.Tensor] = {}  # record key -> the value it saved
         self.conflict: dict[str, Any] | None = None
         #: Set by the backward counter around a ``backward`` call: only there is a run past
@@ -258,6 +262,10 @@ class Tracer:
                 raise RuntimeError(message)
             if self.conflict is None:
                 self.conflict = {"message": message, "diagnosis": self.diagnosis}
+            elif self.other_conflict < 0 and _by_optimizer(self.diagnosis) != _by_optimizer(
+                self.conflict["diagnosis"]
+            ):
+                self.other_conflict = self.epoch  # a conflict of another kind, from this call
         return t if copy is None else copy
 
     def _copy_saved(self, storages: set[int]) -> None:
@@ -473,6 +481,11 @@ def _running_module() -> Any:
             return frame.f_locals.get("self")
         frame = frame.f_back
     return None
+
+
+def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
+    mutation = (diagnosis or {}).get("mutation") or {}
+    return bool(mutation.get("optimizer"))
 
 
 def _in_optimizer() -> bool:

@@ -76,6 +76,7 @@ class RunResult:
     conflict_backward: int = 0
     conflict_diagnosis: dict[str, Any] | None = None
     late: list[str] = field(default_factory=list)  # see ``within``
+    other_conflict: int = -1  # see ``Tracer.other_conflict``
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
 
@@ -494,6 +495,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         peak_mb=float(data.get("peak_mb") or 0.0),
         reached=dict(data.get("reached") or {}),
         unreached=dict(data.get("unreached") or {}),
+        other_conflict=int(data.get("other_conflict", -1)),
         conflict=_error(conflict["error"], project) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project),
