@@ -26,17 +26,22 @@ import json, resource, sys
 from pathlib import Path
 from autoclone.trial import Runner, RunSpec
 root, script, mode, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-runner = Runner(root=Path(root), script=script, warm=False, timeout=600)
-result = runner.run(RunSpec({}, mode=mode, limit=limit or None))
+past, timeout = int(sys.argv[5]), float(sys.argv[6])
+runner = Runner(root=Path(root), script=script, warm=False, timeout=timeout)
+result = runner.run(RunSpec({}, mode=mode, limit=limit or None, past_conflict=past))
 runner.close()
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(json.dumps({"peak_mb": peak / 1024, "status": result.status, "backward": result.backward}))
 """
 
 
-def peak(folder: Path, script: str, mode: str, limit: int) -> dict[str, object]:
+def peak(
+    folder: Path, script: str, mode: str, limit: int, past: int = 0, timeout: float = 600
+) -> dict[str, object]:
+    """One trial's peak in a fresh interpreter (``past``: backward calls past a conflict)."""
     out = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(folder), script, mode, str(limit)],
+        [sys.executable, "-c", MEASURE, str(folder), script, mode, str(limit), str(past),
+         str(timeout)],
         capture_output=True, text=True, check=True, cwd=ROOT,
     )  # fmt: skip
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))

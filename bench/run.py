@@ -62,6 +62,14 @@ def _ratio(seconds: float, one: str) -> str:
     return f"{seconds / float(one):.1f}" if one != "nan" else "nan"
 
 
+def _launcher(expected: dict[str, object]) -> dict[str, object]:
+    """A fixture that needs torchrun (``"launcher": ["torchrun", 2]``) is repaired with it."""
+    launcher = expected.get("launcher")
+    if not isinstance(launcher, list):
+        return {}
+    return {"launcher": str(launcher[0]), "nproc": int(launcher[1])}
+
+
 def _row(case: Path, strategy: str, tmp: Path, cap: float) -> list[str]:
     expected = json.loads((case / "expected.json").read_text())
     work = _copy(case, tmp / strategy)
@@ -71,6 +79,7 @@ def _row(case: Path, strategy: str, tmp: Path, cap: float) -> list[str]:
         cwd=work,
         timeout=float(expected.get("timeout", 60)),
         strategy=strategy,
+        **_launcher(expected),
     )
     if expected["status"] == "bad_input":
         return []

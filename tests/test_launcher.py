@@ -108,8 +108,8 @@ def test_a_bug_on_rank_one_only_is_repaired_and_verified_through_two_ranks(
     assert rank1.error is not None and classify(rank1.error.line) == INPLACE_VERSION
     assert rank0.status == "crash" or launching.peer_gone(rank0)  # killed, or lost its peer
     assert "Connection closed" not in merge(launches[0]).stderr
-    # the patch, run on past its limit to the script's end (RunSpec.run_on)
-    assert [rank.status for rank in launches[-1]] == ["completed", "completed"]
+    # the patch, run on past its limit (RunSpec.run_on): to the script's end, or its time
+    assert {rank.status for rank in launches[-1]} <= {"stopped", "completed"}
 
 
 def _state(pid: str) -> str:
