@@ -26,6 +26,7 @@ from autoclone.fixes import (
     out_of_place,
     per_pass,
     recompute,
+    reset_state,
     retain_graph,
     stack_views,
 )
@@ -38,6 +39,7 @@ KINDS: tuple[FixKind, ...] = (
     recompute.KIND,
     detach_target.KIND,
     per_pass.KIND,
+    reset_state.KIND,
     detach.KIND,
     clear_list.KIND,
     no_grad.KIND,

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.oracle import Reference, judge, untrained
+from autoclone.oracle import Reference, judge, same, untrained
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -86,14 +86,23 @@ class Kind:
     #: are left out when the patch reproduced the reference after all.
     lenient = False
 
+    #: The backward calls the original completed must come out the same (an edit at an
+    #: iteration's boundary, or one that recomputes what the original computed first).
+    keeps_prefix = False
+
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The reference's verdict; a detach-like kind (no reference numbers) must also
-        leave every tensor the original differentiated still reached by a backward call."""
+        leave every tensor the original differentiated still reached by a backward call,
+        and with ``keeps_prefix`` reproduce the calls the original completed."""
         outcome = judge(run, reference)
         if self.reference != NONE or not isinstance(outcome, Passed):
             return outcome
         lost = untrained(ctx.evidence.get("reached", {}), run.reached)
-        return Failed("numbers", lost) if lost else outcome
+        if lost:
+            return Failed("numbers", lost)
+        if self.keeps_prefix and not _same_prefix(run, ctx):
+            return Failed("numbers", "the backward calls the original completed changed")
+        return outcome
 
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
@@ -111,3 +120,10 @@ class Kind:
 def ranked(sites: Sequence[Sequence[Site]], start: float = 0.0) -> list[Candidate]:
     """Edit sets in the order given, ranked from ``start``."""
     return [Candidate(start + i, tuple(s)) for i, s in enumerate(sites)]
+
+
+def _same_prefix(run: RunResult, ctx: Context) -> bool:
+    losses, grads = ctx.evidence.get("completed", ([], []))
+    mine = [*run.losses[: len(losses)], *(g for p in run.grads[: len(grads)] for g in p)]
+    theirs = [*losses, *(g for p in grads for g in p)]
+    return all(same(a, b) for a, b in zip(mine, theirs, strict=False))

@@ -272,6 +272,7 @@ def _backpropagated(site: Site, lines: Mapping[str, list[str]]) -> bool:
 class Detach(Kind):
     name = DETACH
     reference = NONE
+    keeps_prefix = True  # a cut at an iteration's boundary leaves the first calls alone
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return crosses_iterations(found) and not made_in_constructor(found, ctx)

@@ -28,10 +28,6 @@ from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import LOOPS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.fixes.recompute import KIND as RECOMPUTE
-from autoclone.oracle import Reference
-from autoclone.outcomes import Outcome
-from autoclone.trial import RunResult
 
 KIND_NAME = "optimizer_step"
 _BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
@@ -112,6 +108,7 @@ def refreshed(found: Diagnosis, ctx: Context) -> list[Site]:
 class OptimizerStep(Kind):
     name = KIND_NAME
     reference = NONE
+    keeps_prefix = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return optimizer_before_backward(found)
@@ -121,9 +118,6 @@ class OptimizerStep(Kind):
             return [Candidate(-1.0, (s,)) for s in refreshed(found, ctx)]
         except SyntaxError:
             return []
-
-    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
-        return RECOMPUTE.judge(run, reference, ctx)  # prefix reproduced, nothing untrained
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -23,10 +23,6 @@ from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import LOOPS, innermost
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.fixes.recompute import KIND as RECOMPUTE
-from autoclone.oracle import Reference
-from autoclone.outcomes import Outcome
-from autoclone.trial import RunResult
 
 KIND_NAME = "per_pass"
 
@@ -85,15 +81,13 @@ def moved_sites(found: Diagnosis, ctx: Context) -> list[Site]:
 class PerPass(Kind):
     name = KIND_NAME
     reference = NONE
+    keeps_prefix = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return crosses_iterations(found) and bool(moved_sites(found, ctx))
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(-0.5, (s,)) for s in moved_sites(found, ctx)]  # after a target's detach
-
-    def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
-        return RECOMPUTE.judge(run, reference, ctx)  # the same two checks
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
