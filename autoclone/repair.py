@@ -105,7 +105,7 @@ _VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
 #: Errors a patched run may fail with and still have got further: another conflict. (A
 #: loss with no graph left means an edit cut too much, not that it got anywhere.)
 #: A verification run goes on at least this long past its limit, to meet a later conflict.
-RUN_ON = 2.0
+RUN_ON = 1.0
 _AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
 
 

@@ -1,8 +1,10 @@
-"""``net.reset()`` before each pass, where the model keeps a state on itself (a spiking
-neuron's membrane, a stateful RNN's hidden state) and has a method to reset it that the
-training loop never calls: each mini-batch then started from the state the previous one
-left, whose graph that one's backward call freed ("Trying to backward through the graph
-a second time"; snnTorch's answer is ``utils.reset(net)`` at each forward).
+"""``net.reset()`` before each pass, where the model keeps a state it never resets.
+
+The model keeps a state on itself (a spiking neuron's membrane, a stateful RNN's hidden
+state) and has a method to reset it that the training loop never calls: each mini-batch
+then started from the state the previous one left, whose graph that one's backward call
+freed ("Trying to backward through the graph a second time"; snnTorch's answer is
+``utils.reset(net)`` at each forward).
 
 Recognised from the tracer's carry edge when the loop's line that consumed the older
 graph calls an instance whose class (in the project) defines ``reset``,
