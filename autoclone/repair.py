@@ -360,7 +360,7 @@ class _Repair:
         self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
         run = self.runner.run(self.project.spec(patched, limit=limit, run_on=self._run_on))
-        run = run.within(limit)
+        run = run.within(limit, _edited_lines(self.project.lines, patched))
         refs = refs or {}
         verdicts = [k.judge(run, refs.get(k.reference, reference), ctx)
                     for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
@@ -567,6 +567,17 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
+
+
+def _edited_lines(lines: Mapping[str, list[str]], patched: Mapping[str, str]) -> set[Frame]:
+    """The lines of the patched files that the patch wrote (in their own numbering)."""
+    out: set[Frame] = set()
+    for rel, text in patched.items():
+        matcher = difflib.SequenceMatcher(a=lines.get(rel, []), b=text.splitlines(),
+                                          autojunk=False)  # fmt: skip
+        for tag, _, _, j1, j2 in matcher.get_opcodes():
+            out |= {(rel, n) for n in range(j1 + 1, j2 + 1)} if tag != "equal" else set()
+    return out
 
 
 def _line_map(original: str, patched: str) -> list[int]:

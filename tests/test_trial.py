@@ -262,9 +262,14 @@ def test_a_run_goes_on_past_its_limit_to_meet_a_later_error(
     """``run_on``: an autograd error after the limit is the run's verdict (the next
     conflict); another error is not (``within``), and a hang leaves the run as it stood
     at the limit, long before the trial's own timeout."""
-    runner = _runner(tmp_path, f"MODE = {mode!r}\n" + LATE, warm=warm, timeout=30)
+    source = f"MODE = {mode!r}\n" + LATE
+    runner = _runner(tmp_path, source, warm=warm, timeout=30)
     started = time.monotonic()
-    result = runner.run(RunSpec({}, limit=3, run_on=2.0)).within(3)
+    raw = runner.run(RunSpec({}, limit=3, run_on=2.0))
+    result = raw.within(3)
+    opening = next(n for n, line in enumerate(source.splitlines(), 1) if "missing/" in line)
+    if mode == "other":  # raised on a line the patch wrote: the patch's own doing
+        assert raw.within(3, {("train.py", opening)}).status == "error"
     assert time.monotonic() - started < 20
     expected = {"autograd": "error", "other": "stopped", "hang": "stopped", "end": "completed"}
     assert result.status == expected[mode]
