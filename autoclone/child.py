@@ -77,9 +77,12 @@ class _State:
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
-            known = self.reached.get(id(leaf))
-            if known is None or known[0]() is not leaf:
-                self.reached[id(leaf)] = (weakref.ref(leaf), "x".join(map(str, leaf.shape)))
+            if not self._was_reached(leaf):
+                self.reached[id(leaf)] = (weakref.ref(leaf), _shape_key(leaf))
+
+    def _was_reached(self, tensor: Any) -> bool:
+        known = self.reached.get(id(tensor))
+        return known is not None and known[0]() is tensor
 
     def reached_shapes(self) -> dict[str, int]:
         return dict(collections.Counter(shape for _, shape in self.reached.values()))
@@ -91,9 +94,8 @@ class _State:
         for optimizer in self.optimizers:
             for group in optimizer.param_groups:
                 for param in group["params"]:
-                    known = self.reached.get(id(param))
-                    if param.requires_grad and (known is None or known[0]() is not param):
-                        shapes["x".join(map(str, param.shape))] += 1
+                    if param.requires_grad and not self._was_reached(param):
+                        shapes[_shape_key(param)] += 1
         return dict(shapes)
 
     def script_seconds(self) -> float:
@@ -157,6 +159,11 @@ class _State:
             except Exception:  # noqa: BLE001 - a closed stream must not hide the result
                 pass
         os._exit(0)
+
+
+def _shape_key(tensor: Any) -> str:
+    """``"16x8"``: how tensors are counted across processes (ids are not)."""
+    return "x".join(map(str, tensor.shape))
 
 
 def _number(value: float) -> float | str:
@@ -245,7 +252,8 @@ def _install_backward_counter(state: _State) -> None:
 
 
 def _install_optimizer_registry(state: _State) -> None:
-    """Every optimizer the script makes, weakly held: what it updates should be trained."""
+    """Every optimizer the script makes (the first 64, held to the end): what it updates
+    should be trained."""
     import torch
 
     original = torch.optim.Optimizer.__init__

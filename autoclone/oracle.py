@@ -99,12 +99,13 @@ def judge(result: RunResult, reference: Reference) -> Outcome:
         return _judge_finite(result)
     if reference.kind in (FIRST_LOSS, PREFIX):
         return _judge_first_loss(result, reference)
-    diff = _compare(result, reference)
+    diff = compare(result, reference)
     return Failed("numbers", diff) if diff else Passed()
 
 
-def _compare(result: RunResult, reference: Reference) -> str | None:
-    """The first loss or gradient checksum that differs from the reference, in words."""
+def compare(result: RunResult, reference: Reference) -> str | None:
+    """The first loss or gradient checksum that differs from the reference (as far as
+    both go), in words; None when they agree."""
     return _first_difference(result.losses, reference.losses, "loss") or _first_difference(
         [g for pair in result.grads for g in pair],
         [g for pair in reference.grads for g in pair],
@@ -124,7 +125,7 @@ def _judge_first_loss(result: RunResult, reference: Reference) -> Outcome:
         return Failed(
             "steps", f"reached {len(result.losses)} backward calls of {len(reference.losses)}"
         )
-    diff = _compare(result, reference)
+    diff = compare(result, reference)
     if diff:
         return Failed("numbers", diff)
     return _judge_finite(result)
@@ -139,8 +140,13 @@ def untrained(original: Mapping[str, int], patched: Mapping[str, int]) -> str | 
             if patched.get(shape, 0) < n}  # fmt: skip
     if not lost:
         return None
-    shapes = ", ".join(f"{n} of shape [{s.replace('x', ', ')}]" for s, n in sorted(lost.items()))
+    shapes = ", ".join(f"{n} of shape {shape_text(s)}" for s, n in sorted(lost.items()))
     return (
         f"no gradient reaches tensors the original differentiated ({shapes}): they would "
         "stop training"
     )
+
+
+def shape_text(key: str) -> str:
+    """``"16x8"`` (a tensor counted by shape in a trial's result) as ``[16, 8]``."""
+    return f"[{key.replace('x', ', ')}]"

@@ -47,7 +47,7 @@ from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.oracle import FINITE, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
-from autoclone.patch import PatchError, render_diff, render_diff_bytes
+from autoclone.patch import PatchError, SourceFile, render_diff, render_diff_bytes
 from autoclone.search import SearchResult, find_minimal, linear_elimination
 from autoclone.session import (
     BadInput,
@@ -104,9 +104,9 @@ MAX_TRIES = 24
 _VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
 #: Errors a patched run may fail with and still have got further: another conflict. (A
 #: loss with no graph left means an edit cut too much, not that it got anywhere.)
+_AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
 #: A verification run goes on at least this long past its limit, to meet a later conflict.
 RUN_ON = 1.0
-_AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
 
 
 class _Point(NamedTuple):
@@ -360,7 +360,7 @@ class _Repair:
         self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
         run = self.runner.run(self.project.spec(patched, limit=limit, run_on=self._run_on))
-        run = run.within(limit, _edited_lines(self.project.lines, patched))
+        run = run.within(limit, lambda: _edited_lines(self.project.sources, patched))
         refs = refs or {}
         verdicts = [k.judge(run, refs.get(k.reference, reference), ctx)
                     for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
@@ -569,19 +569,19 @@ class _Repair:
         )
 
 
-def _edited_lines(lines: Mapping[str, list[str]], patched: Mapping[str, str]) -> set[Frame]:
+def _edited_lines(sources: Mapping[str, SourceFile], patched: Mapping[str, str]) -> set[Frame]:
     """The lines of the patched files that the patch wrote (in their own numbering)."""
     out: set[Frame] = set()
     for rel, text in patched.items():
-        matcher = difflib.SequenceMatcher(a=lines.get(rel, []), b=text.splitlines(),
-                                          autojunk=False)  # fmt: skip
-        for tag, _, _, j1, j2 in matcher.get_opcodes():
-            out |= {(rel, n) for n in range(j1 + 1, j2 + 1)} if tag != "equal" else set()
+        original = sources[rel].text if rel in sources else ""
+        lines = _line_map(original, text, written=0)
+        out |= {(rel, n) for n, was in enumerate(lines, start=1) if not was}
     return out
 
 
-def _line_map(original: str, patched: str) -> list[int]:
-    """For each line of ``patched``, the line of ``original`` it is (or stands before)."""
+def _line_map(original: str, patched: str, written: int | None = None) -> list[int]:
+    """For each line of ``patched``, the line of ``original`` it is (or stands before);
+    a line the patch wrote maps to ``written`` where that is given."""
     old, new = original.splitlines(), patched.splitlines()
     out: list[int] = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
@@ -589,7 +589,8 @@ def _line_map(original: str, patched: str) -> list[int]:
         if tag == "equal":
             out += range(i1 + 1, i2 + 1)
         else:  # inserted or rewritten lines: the first original line of the block
-            out += [min(i1 + 1, max(len(old), 1))] * (j2 - j1)
+            at = min(i1 + 1, max(len(old), 1)) if written is None else written
+            out += [at] * (j2 - j1)
     return out
 
 

@@ -313,8 +313,8 @@ def jobs_for(
 
 def memory_slots(peak_mb: float, free_mb: float | None = None) -> int:
     """How many trials of ``peak_mb`` each fit in ``MEMORY_SHARE`` of the free memory."""
-    free = available_mb() if free_mb is None else free_mb
-    if peak_mb <= 0 or free <= 0:
+    free = (available_mb() if free_mb is None else free_mb) if peak_mb > 0 else 0.0
+    if free <= 0:
         return 1 << 16  # unknown: the cores decide
     return max(1, int(free * MEMORY_SHARE // peak_mb))
 

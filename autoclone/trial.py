@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,17 +80,22 @@ class RunResult:
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
 
-    def within(self, limit: int, edited: Collection[tuple[str, int]] = ()) -> RunResult:
+    def within(
+        self, limit: int, edited: Callable[[], Collection[tuple[str, int]]] = frozenset
+    ) -> RunResult:
         """A run that went on past ``limit`` (``RunSpec.run_on``) and then failed with an
         error that is not autograd's (an evaluation's bug, a missing file) is judged on
         what it did up to the limit, as a run that stopped there; the error is kept in
         ``late`` for the report. An autograd error there stands: it is the next conflict;
-        so does any error raised on an ``edited`` line (the patch's own doing)."""
+        so does any error raised on an ``edited()`` line (the patch's own doing; asked for
+        only then)."""
         if self.status not in ("error", "exit", "crash") or self.backward < limit:
             return self
         message = self.error.message if self.error else self.stderr.strip()[-300:]
+        if classify(message) != NOT_AUTOGRAD:
+            return self
         frames = self.error.frames if self.error else ()
-        if classify(message) != NOT_AUTOGRAD or any(tuple(f) in edited for f in frames):
+        if frames and {tuple(f) for f in frames} & set(edited()):
             return self
         return replace(self, status="stopped", error=None, late=message.splitlines()[-1:])
 

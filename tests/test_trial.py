@@ -269,7 +269,7 @@ def test_a_run_goes_on_past_its_limit_to_meet_a_later_error(
     result = raw.within(3)
     opening = next(n for n, line in enumerate(source.splitlines(), 1) if "missing/" in line)
     if mode == "other":  # raised on a line the patch wrote: the patch's own doing
-        assert raw.within(3, {("train.py", opening)}).status == "error"
+        assert raw.within(3, lambda: {("train.py", opening)}).status == "error"
     assert time.monotonic() - started < 20
     expected = {"autograd": "error", "other": "stopped", "hang": "stopped", "end": "completed"}
     assert result.status == expected[mode]

@@ -1,8 +1,14 @@
-"""Where a line sits in its source: the innermost function or loop around it."""
+"""Where a line sits in its source: the innermost function or loop around it, the block
+that holds its statement, whether it runs in a constructor."""
 
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autoclone.diagnose import Diagnosis
+    from autoclone.fixes.base import Context
 
 
 def innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
@@ -36,3 +42,27 @@ def in_constructor(source: str, line: int) -> bool:
     except SyntaxError:
         return False
     return isinstance(node, FUNCTIONS) and node.name == "__init__"
+
+
+def holding(tree: ast.AST, line: int) -> tuple[ast.AST, list[ast.stmt], int] | None:
+    """The innermost block (``body``, ``orelse``, ``finalbody``) with a statement that
+    spans ``line``: the block's owner, the block, and that statement's index in it."""
+    best: tuple[ast.AST, list[ast.stmt], int] | None = None
+    for owner in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if not isinstance(block, list):
+                continue
+            for index, stmt in enumerate(block):
+                spans = isinstance(stmt, ast.stmt) and stmt.lineno <= line <= (
+                    stmt.end_lineno or stmt.lineno
+                )
+                if spans and (best is None or stmt.lineno >= best[1][best[2]].lineno):
+                    best = (owner, block, index)
+    return best
+
+
+def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:
+    """The older graph was built in an ``__init__``: the detach kinds step aside."""
+    made = found.carry_producer
+    return made is not None and in_constructor(ctx.texts.get(made[0], ""), made[1])

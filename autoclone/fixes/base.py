@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.oracle import Reference, judge, same, untrained
+from autoclone.oracle import PREFIX, Reference, compare, judge, untrained
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -100,8 +100,11 @@ class Kind:
         lost = untrained(ctx.evidence.get("reached", {}), run.reached)
         if lost:
             return Failed("numbers", lost)
-        if self.keeps_prefix and not _same_prefix(run, ctx):
-            return Failed("numbers", "the backward calls the original completed changed")
+        changed = _prefix_change(run, ctx) if self.keeps_prefix else None
+        if changed:
+            return Failed(
+                "numbers", f"the backward calls the original completed changed: {changed}"
+            )
         return outcome
 
     def notes(
@@ -122,8 +125,7 @@ def ranked(sites: Sequence[Sequence[Site]], start: float = 0.0) -> list[Candidat
     return [Candidate(start + i, tuple(s)) for i, s in enumerate(sites)]
 
 
-def _same_prefix(run: RunResult, ctx: Context) -> bool:
+def _prefix_change(run: RunResult, ctx: Context) -> str | None:
+    """Where the run differs from the backward calls the original completed, if it does."""
     losses, grads = ctx.evidence.get("completed", ([], []))
-    mine = [*run.losses[: len(losses)], *(g for p in run.grads[: len(grads)] for g in p)]
-    theirs = [*losses, *(g for p in grads for g in p)]
-    return all(same(a, b) for a, b in zip(mine, theirs, strict=False))
+    return compare(run, Reference(PREFIX, tuple(losses), tuple(map(tuple, grads)), len(grads)))

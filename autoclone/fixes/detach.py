@@ -33,9 +33,8 @@ from autoclone.codemods.sites import (
     Site,
 )
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost, lines_of
+from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost, lines_of, made_in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
-from autoclone.fixes.recompute import made_in_constructor
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
+from autoclone.fixes._ast import made_in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.detach import loop_of, scope_of
-from autoclone.fixes.recompute import made_in_constructor
 
 _HEAD = re.compile(r"^[A-Za-z_][\w.]*")
 

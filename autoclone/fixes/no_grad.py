@@ -15,7 +15,7 @@ from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
-from autoclone.oracle import Reference, judge
+from autoclone.oracle import Reference, judge, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -57,7 +57,7 @@ class NoGrad(Kind):
         outcome = judge(run, reference)
         if not isinstance(outcome, Passed) or not run.unreached:
             return outcome
-        shapes = ", ".join(f"[{s.replace('x', ', ')}]" for s in sorted(run.unreached))
+        shapes = ", ".join(shape_text(s) for s in sorted(run.unreached))
         return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:

@@ -26,27 +26,11 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import LOOPS
+from autoclone.fixes._ast import LOOPS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "optimizer_step"
 _BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
-
-
-def _blocks(tree: ast.AST) -> list[tuple[ast.AST, list[ast.stmt]]]:
-    return [(node, block) for node in ast.walk(tree) for f in ("body", "orelse")
-            if isinstance(block := getattr(node, f, None), list)]  # fmt: skip
-
-
-def _holding(tree: ast.AST, line: int) -> tuple[ast.AST, list[ast.stmt], int] | None:
-    """The innermost block with a statement that spans ``line``, and that statement's index."""
-    best = None
-    for owner, block in _blocks(tree):
-        for index, stmt in enumerate(block):
-            if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
-                if best is None or stmt.lineno >= best[1][best[2]].lineno:
-                    best = (owner, block, index)
-    return best
 
 
 def _names(node: ast.AST, ctx: type) -> set[str]:
@@ -84,13 +68,13 @@ def refreshed(found: Diagnosis, ctx: Context) -> list[Site]:
     text = ctx.texts.get(file, "")
     loss = _BACKWARD.match(ctx.line(*found.failing))
     tree = ast.parse(text)
-    held = _holding(tree, step) if loss else None
+    held = holding(tree, step) if loss else None
     if held is None or loss is None:
         return []
     owner, block, index = held
     indent = " " * block[index].col_offset
     for _, line in (f for f in found.saved_frames if f[0] == file):
-        saving = _holding(tree, line)
+        saving = holding(tree, line)
         if saving is None:
             continue
         if saving[1] is block and saving[2] < index:  # same block, before the step

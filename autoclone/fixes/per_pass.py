@@ -21,20 +21,10 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import LOOPS, innermost
+from autoclone.fixes._ast import LOOPS, holding, innermost
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "per_pass"
-
-
-def _block_of(tree: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
-    """The statement list that holds ``stmt`` directly."""
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and stmt in block:
-                return block
-    return []
 
 
 def _moved(file: str, text: str, stmt: ast.Assign, loop: ast.stmt) -> Site:
@@ -63,14 +53,14 @@ def moved_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    found_loop = innermost(text, line, LOOPS)
-    loop = next((n for n in ast.walk(tree) if isinstance(n, LOOPS)
-                 and n.lineno == getattr(found_loop, "lineno", -1)), None)  # fmt: skip
-    if loop is None:
+    loop_line = getattr(innermost(text, line, LOOPS), "lineno", 0)
+    held = holding(tree, loop_line) if loop_line else None
+    if held is None or not isinstance(held[1][held[2]], LOOPS):
         return []
-    block = _block_of(tree, loop)  # type: ignore[arg-type]
+    _, block, index = held
+    loop = block[index]
     made = {n for f, n in found.producer_frames if f == file}
-    for stmt in block[: block.index(loop)][::-1]:  # type: ignore[arg-type]
+    for stmt in block[:index][::-1]:
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             continue
         if isinstance(stmt.targets[0], ast.Name) and stmt.lineno in made:

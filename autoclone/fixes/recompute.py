@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import in_constructor
+from autoclone.fixes._ast import made_in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "recompute"
@@ -112,12 +112,6 @@ def movable_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         if name and _assigned_once(tree, name) and len(fn.body) > 1:
             out.append(_site(made[0], text, stmt, fn, name))  # type: ignore[arg-type]
     return out if out and out[0].line == made[1] else []
-
-
-def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:
-    """The older graph was built in an ``__init__``: the detach kinds step aside."""
-    made = found.carry_producer
-    return made is not None and in_constructor(ctx.texts.get(made[0], ""), made[1])
 
 
 class Recompute(Kind):
