@@ -170,9 +170,12 @@ def _line_ops(line: str, start: int, resolved: Sequence[_Resolved]) -> list[_Op]
     rest = resolved[count:]
     if not rest:
         return ops + [(" ", line)] if line else ops
+    written = _diff_lines(_splice(line, rest, shift=start))
+    if line and written == [line]:  # rewritten to the same text: nothing changed
+        return ops + [(" ", line)]
     if line:
         ops.append(("-", line))
-    return ops + [("+", new) for new in _diff_lines(_splice(line, rest, shift=start))]
+    return ops + [("+", new) for new in written]
 
 
 def _file_ops(old: str, resolved: Sequence[_Resolved]) -> list[_Op]:
@@ -315,6 +318,8 @@ def _file_diff(
     bom = _BOM if src.has_bom else ""
     shifted = [(offset + len(bom), text, delete) for offset, text, delete in resolved]
     old, new = bom + src.text, bom + _splice(src.text, resolved)
+    if new == old:
+        return None
     body = _render_hunks(_file_ops(old, shifted), context)
     return _FileDiff(src, _header(src.path, relative_to), old, new, body)
 

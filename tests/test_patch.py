@@ -432,3 +432,12 @@ def test_a_dropped_line_goes_with_its_ending_and_the_diff_applies(
     text = apply_edits(src, edits)
     assert "self.b = " not in text and "\n\n\n" not in text.replace("\r", "")
     assert text.replace("\r", "").count("\n") == len(lines) + 4 - 1
+
+
+def test_a_rewrite_to_the_same_text_is_no_change(tmp_path: Path) -> None:
+    """Found by the hypothesis round trip: ``=`` replaced by ``=`` rendered a hunk that
+    changes nothing; it is context now, and no edited line means no diff."""
+    src = make(tmp_path, "a.py", b"x = 1\n=\ny = 2\n")
+    assert render_diff_bytes([(src, [TextEdit(2, 0, "=", delete=1)])], relative_to=tmp_path) == b""
+    diff = render_diff([(src, [TextEdit(2, 0, "=", delete=1), TextEdit(3, 0, "z", 1)])], tmp_path)
+    assert "-=" not in diff and "+z = 2" in diff
