@@ -128,7 +128,7 @@ class _State:
             + (self.leaks.leaks() if self.leaks is not None else []),
             "script_seconds": self.script_seconds(),
             "cuda_mapped": devices.mapped(),  # calls moved from CUDA to the CPU
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak_mb": _peak_mb(),
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
@@ -159,6 +159,20 @@ class _State:
             except Exception:  # noqa: BLE001 - a closed stream must not hide the result
                 pass
         os._exit(0)
+
+
+def _peak_mb() -> float:
+    """This process's own peak resident memory (VmHWM). ``ru_maxrss`` is not: across exec
+    it keeps the peak of the process that spawned the trial (a pytest worker, autoclone
+    itself), which made a small fresh trial look as large as its parent."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _shape_key(tensor: Any) -> str:

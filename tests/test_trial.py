@@ -277,3 +277,17 @@ def test_a_run_goes_on_past_its_limit_to_meet_a_later_error(
     assert bool(result.late) == (mode == "other")
     assert result.reached == {"4": 1}  # w, every call; never `frozen`
     assert result.unreached == {"3": 1}
+
+
+def test_a_fresh_trial_reports_its_own_peak_not_its_parents(tmp_path: Path) -> None:
+    """Across exec, ``ru_maxrss`` keeps the spawning process's peak: a small trial started
+    by a large process (a pytest worker, here holding 600 MB more) looked as large."""
+    import resource
+
+    import torch
+
+    ballast = torch.ones(150_000_000)
+    result = _runner(tmp_path, TRAIN, warm=False).run(RunSpec({}, limit=2))
+    parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert 0 < result.peak_mb < parent - 400
+    del ballast
