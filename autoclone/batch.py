@@ -167,6 +167,8 @@ def forwarded(options: Options, *, one_job: bool) -> list[str]:
         out += ["--jobs", str(jobs)]
     if options.launcher != "none" or options.nproc != 1:
         out += ["--launcher", options.launcher, "--nproc", str(options.nproc)]
+    if options.allow_outside_writes:
+        out.append("--allow-outside-writes")
     return out
 
 
@@ -299,12 +301,32 @@ def run(batch: Batch, on_line: Line, on_done: Done) -> list[Outcome]:
 
 @contextlib.contextmanager
 def _patch_folder(mode: str) -> Iterator[Path | None]:
-    """Where each script's dry-run diff is kept: only a dry run needs one."""
+    """Where each script's dry-run diff is kept: only a dry run needs one. Where the
+    kernel has anonymous files (``memfd_create``) none is made: each diff goes to a file
+    that dies with this process, even by ``kill -9`` (see ``_patch_file``)."""
     if mode != DRY_RUN:
         yield None
         return
+    if hasattr(os, "memfd_create"):
+        yield MEMORY
+        return
     with tempfile.TemporaryDirectory(prefix="autoclone-batch-") as folder:
         yield Path(folder)
+
+
+#: The "folder" of diffs kept in anonymous memory files.
+MEMORY = Path("/proc/self/fd")
+
+
+def _patch_file(folder: Path | None, position: int) -> tuple[Path | None, int | None]:
+    """Where one script's ``fix`` writes its diff (and the descriptor that holds it open
+    here, for a memory file: the child opens it as ``/proc/<this pid>/fd/<fd>``)."""
+    if folder is None:
+        return None, None
+    if folder != MEMORY:
+        return folder / f"{position}.patch", None
+    fd = os.memfd_create(f"autoclone-patch-{position}")
+    return Path(f"/proc/{os.getpid()}/fd/{fd}"), fd
 
 
 @dataclass
@@ -315,6 +337,7 @@ class _Child:
     proc: subprocess.Popen[bytes]
     started: float
     patch_file: Path | None
+    held: int | None = None  # the descriptor of an anonymous patch file, closed once read
     out: bytearray = field(default_factory=bytearray)
     partial: str = ""
     last_line: str = ""
@@ -342,6 +365,9 @@ class _Child:
         patch = b""
         if self.patch_file is not None and self.patch_file.exists():
             patch = self.patch_file.read_bytes()
+        if self.held is not None:
+            os.close(self.held)
+            self.held = None
         seconds = time.monotonic() - self.started
         return Outcome(self.path, code, seconds, report, self.last_line, patch)
 
@@ -378,13 +404,13 @@ class _Pool:
         return [self.done[i] for i in range(len(self.batch.scripts))]
 
     def _start(self, position: int, script: Path) -> None:
-        patch_file = self.folder / f"{position}.patch" if self.folder else None
+        patch_file, held = _patch_file(self.folder, position)
         env = {**os.environ, PARENT_ENV: str(os.getpid())}
         proc = subprocess.Popen(
             child_argv(script, self.batch, patch_file), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         )  # fmt: skip
-        child = _Child(script, proc, time.monotonic(), patch_file)
+        child = _Child(script, proc, time.monotonic(), patch_file, held)
         for stream, is_err in ((proc.stdout, False), (proc.stderr, True)):
             assert stream is not None
             os.set_blocking(stream.fileno(), False)

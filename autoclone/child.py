@@ -29,7 +29,7 @@ import warnings
 import weakref
 from typing import Any
 
-from autoclone import devices
+from autoclone import devices, isolation
 
 PLAIN = "plain"  # run as the user would
 LOCATE = "locate"  # plain, plus the tracer: which line saved the tensor, which one wrote it
@@ -74,6 +74,7 @@ class _State:
         #: The script's optimizers, held until the result is written (a script that ran to
         #: its end has dropped its own references by then); a few dozen at most
         self.optimizers: list[Any] = []
+        self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -132,6 +133,7 @@ class _State:
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
+            **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -290,13 +292,23 @@ def _retained(
     return args, {**kwargs, "retain_graph": True}
 
 
+#: A clone of a tensor larger than this is left out of a trial (``AUTOCLONE_CLONE_LIMIT_MB``
+#: overrides): the every-clone trial of the search would otherwise hold a second copy of a
+#: dataset kept in memory (3 GB -> 6 GB). Such a site then changes nothing, so the search
+#: never keeps it; the clones that fix a conflict are of activations, far smaller.
+CLONE_LIMIT_MB = 256.0
+
+
 def _install_switch(enabled: frozenset[str]) -> None:
     """The run-time side of instrumentation: clone a value only if its site is enabled."""
+    limit = float(os.environ.get("AUTOCLONE_CLONE_LIMIT_MB") or CLONE_LIMIT_MB) * (1 << 20)
 
     def switch(site_id: str, value: Any) -> Any:
         if site_id in enabled:
             torch = sys.modules.get("torch")
             if torch is not None and isinstance(value, torch.Tensor):
+                if value.numel() * value.element_size() > limit:
+                    return value
                 return value.clone()
         return value
 
@@ -379,7 +391,33 @@ def _seed() -> None:
 
 def _error_info(exc: BaseException) -> dict[str, Any]:
     frames = [(f.filename, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__)]
-    return {"type": type(exc).__name__, "message": str(exc), "frames": frames}
+    info = {"type": type(exc).__name__, "message": str(exc), "frames": frames}
+    return _spawned(info) or info
+
+
+#: ``torch.multiprocessing.spawn`` re-raises a worker's error in the parent as
+#: ``ProcessRaisedException`` whose message is the worker's whole traceback, as text.
+_SPAWNED = re.compile(
+    r"-- Process \d+ terminated with the following error:\n(?P<tb>Traceback.*)", re.S
+)
+_LAST_ERROR = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning)?): (?P<msg>.*)$")
+
+
+def _spawned(info: dict[str, Any]) -> dict[str, Any] | None:
+    """A spawned worker's error as if raised here: its type, its message and its frames
+    (after the spawning line's), so the worker's own line is blamed, not ``mp.spawn``."""
+    found = _SPAWNED.search(info["message"])
+    if not found:
+        return None
+    lines = found["tb"].rstrip().splitlines()
+    for n in range(len(lines) - 1, 0, -1):
+        last = _LAST_ERROR.match(lines[n])
+        if last and not lines[n].startswith(" "):
+            message = "\n".join([last["msg"], *lines[n + 1 :]])
+            frames = [(m["file"], int(m["line"])) for m in _FRAME.finditer("\n".join(lines[:n]))]
+            name = last["type"].rsplit(".", 1)[-1]
+            return {"type": name, "message": message, "frames": info["frames"] + frames}
+    return None
 
 
 def _announce_start() -> None:
@@ -411,9 +449,14 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
 
 def main() -> None:
     env = os.environ
+    isolation.enter_from_env()  # before anything of the script's can run
     mode = env.get("AUTOCLONE_MODE", PLAIN)
     limit = int(env["AUTOCLONE_LIMIT"]) if env.get("AUTOCLONE_LIMIT") else None
     state = _State(env["AUTOCLONE_RESULT"], limit, mode)
+    if env.get(isolation.MODE_VAR):
+        state.watch = isolation.watch(env[isolation.MODE_VAR], env["AUTOCLONE_ROOT"] + os.sep,
+                                      [env["AUTOCLONE_SESSION"], env["TMPDIR"],
+                                       *isolation.shared()])  # fmt: skip
     state.run_on = float(env.get("AUTOCLONE_RUN_ON") or 0.0)
     sites = frozenset(filter(None, env.get("AUTOCLONE_SITES", "").split(",")))
     _install_switch(sites)

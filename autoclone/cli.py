@@ -26,9 +26,9 @@ from autoclone import __version__, batch, fixes, lifecycle, progress
 from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
-from autoclone.patch import PatchError, check_patch, write_files
+from autoclone.patch import PatchError, check_patch, link_out_of, write_files
 from autoclone.repair import repair
-from autoclone.session import Options, dry_run_refusal, editor_paths
+from autoclone.session import Options, dry_run_refusal, editor_paths, user_root
 
 #: The longest --timeout / --budget accepted: a week is longer than any trial should take,
 #: and far below what select() and time_t can represent.
@@ -162,6 +162,14 @@ NprocOption = Annotated[
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Progress on stderr with --format json too.")
 ]
+AllowOutsideOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-outside-writes",
+        help="Where trials cannot be isolated (no user namespaces), let them write outside "
+        "the project for real instead of stopping at the first such write.",
+    ),
+]
 
 
 @app.command(help=_fix_help())
@@ -222,6 +230,7 @@ def fix(
     verbose: VerboseOption = False,
     launcher: LauncherOption = Launcher.none,
     nproc: NprocOption = 1,
+    allow_outside_writes: AllowOutsideOption = False,
     patch_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Repair the scripts; the help text is ``_fix_help()``."""
@@ -238,6 +247,7 @@ def fix(
         shrink=shrink,
         launcher=launcher.value,
         nproc=nproc,
+        allow_outside_writes=allow_outside_writes,
     )
     if jobs is not None:
         options = replace(options, jobs=jobs)
@@ -278,7 +288,7 @@ def _fix_one(
         _only_a_patch_that_applies(report, dry_run)
     if report.status == rp.FIXED and not dry_run:
         with lifecycle.deferred("the patch was written", then_finish=True):
-            _apply(report)
+            _apply(report, options)
     lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
     if patch_file is not None and dry_run and report.status == rp.FIXED:
         patch_file.write_bytes(report.patch_bytes)  # a batch's exact bytes (batch.py)
@@ -414,6 +424,7 @@ def explain(
     verbose: VerboseOption = False,
     launcher: LauncherOption = Launcher.none,
     nproc: NprocOption = 1,
+    allow_outside_writes: AllowOutsideOption = False,
 ) -> None:
     """Run once under the autograd tracer and say which line saved and which line wrote."""
     _check_launcher(launcher, nproc)
@@ -425,6 +436,7 @@ def explain(
         root=root,
         launcher=launcher.value,
         nproc=nproc,
+        allow_outside_writes=allow_outside_writes,
     )
     _need_stdout()
     with progress.for_stderr(enabled=fmt is Format.text or verbose, write=_err) as display:
@@ -466,7 +478,14 @@ def _only_a_patch_that_applies(report: rp.Report, dry_run: bool) -> None:
     report.notes.append("no file was changed")
 
 
-def _apply(report: rp.Report) -> None:
+def _apply(report: rp.Report, options: Options) -> None:
+    refusal = link_out_of(user_root(options), report.changes)
+    if refusal:
+        report.status, report.summary = (
+            rp.UNFIXABLE,
+            f"the verified patch was not written: {refusal}",
+        )
+        return
     try:
         write_files(report.changes)
     except (PatchError, OSError) as exc:

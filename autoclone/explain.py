@@ -17,7 +17,7 @@ from autoclone.diagnose import Diagnosis, diagnose, editor_lines, explain, warni
 from autoclone.fixes.base import RETAINED
 from autoclone.report import first_run_outcome
 from autoclone.session import BadInput, Options, Project, first_run, load_project, make_runner
-from autoclone.trial import RunResult
+from autoclone.trial import RunResult, Unsafe
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Explanation:
     editor: list[str] = field(default_factory=list)
     runs: int = 0
     seconds: float = 0.0
+    outside: list[dict[str, str]] = field(default_factory=list)  # see ``Report.outside``
 
     @property
     def exit_code(self) -> int:
@@ -50,6 +51,7 @@ class Explanation:
             "diagnostics": self.editor,
             "runs": self.runs,
             "seconds": round(self.seconds, 3),
+            "outside": self.outside,
         }
 
 
@@ -63,15 +65,20 @@ def explain_script(options: Options) -> Explanation:
         return Explanation(rp.BAD_INPUT, str(exc))
     try:
         first = first_run(project, runner, options, options.progress)
+    except Unsafe as exc:
+        return Explanation(rp.BAD_INPUT, str(exc))
     finally:
         runner.close()
+    outside = list(runner.outside.values())
     result = _explanation(first, project, options.timeout)
     words, editor = warning_lines(first.warnings, project.sources, project.lines)
     shrunk = project.plan.describe()
     sizes = f"(the script ran shrunk for speed: {shrunk})" if shrunk else ""
     cpu = (f"(no usable CUDA device here: the script's {first.cuda_mapped} CUDA calls ran on "
            "the CPU)") if first.cuda_mapped else ""  # fmt: skip
-    result.text = "\n".join(filter(None, [result.text, *words, sizes, cpu]))
+    notes = [f"note: {n}" for n in rp.outside_notes(outside, runner.mode())] if outside else []
+    result.text = "\n".join(filter(None, [result.text, *words, sizes, cpu, *notes]))
+    result.outside = rp.outside_entries(outside)
     result.editor += editor
     result.runs, result.seconds = runner.runs, time.monotonic() - started
     return result

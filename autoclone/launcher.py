@@ -35,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from autoclone import lifecycle
+from autoclone import isolation, lifecycle
 from autoclone.classify import NOT_AUTOGRAD, classify
 
 if TYPE_CHECKING:
@@ -162,10 +162,11 @@ def _end_ranks(ranks: Path, groups: set[int]) -> None:
 def agent() -> None:
     """The launcher process: ``torch.distributed.run``'s own ``main`` with the arguments
     given, after arranging that it and its ranks die with autoclone."""
-    os.environ[_LAUNCHER_PID] = str(os.getpid())
     parent = os.environ.get("AUTOCLONE_PARENT", "")
     if parent.isdigit():
         _die_with(int(parent))
+    isolation.enter_behind_keeper()  # one world for the launch: its ranks share it
+    os.environ[_LAUNCHER_PID] = str(os.getpid())
     from torch.distributed.run import main
 
     main(sys.argv[1:])

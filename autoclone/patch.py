@@ -569,6 +569,20 @@ def _commit(fds: Sequence[int], sources: Sequence[SourceFile], payloads: Sequenc
         raise
 
 
+def link_out_of(root: Path, changes: Sequence[tuple[SourceFile, str]]) -> str | None:
+    """Why a patch must not be written: a file it changes is reached through a symbolic
+    link whose target lies outside the project root (a module shared with other projects),
+    so writing would change a file the user did not point autoclone at."""
+    top = os.path.realpath(root)
+    for src, _ in changes:
+        real = os.path.realpath(src.path)
+        if os.path.commonpath([top, real]) != top:
+            return (f"{src.path.name} is a link to {real}, outside the project {root}; "
+                    "nothing was written (autoclone fix --dry-run prints the patch to apply "
+                    "there yourself)")  # fmt: skip
+    return None
+
+
 def write_files(changes: Sequence[tuple[SourceFile, str]]) -> None:
     """Write all new texts or none, and never over a file that changed since it was read.
 

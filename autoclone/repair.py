@@ -59,7 +59,7 @@ from autoclone.session import (
     make_runner,
 )
 from autoclone.shrink import Plan
-from autoclone.trial import Runner, RunResult
+from autoclone.trial import Runner, RunResult, Unsafe
 
 
 class _Verified(NamedTuple):
@@ -87,8 +87,14 @@ def repair(options: Options) -> rp.Report:
         return rp.Report(rp.BAD_INPUT, str(exc), seconds=time.monotonic() - started)
     try:
         report = _Repair(options, project, runner, started).run()
+    except Unsafe as exc:
+        report = rp.Report(rp.BAD_INPUT, str(exc))
     finally:
         runner.close()
+    if runner.outside:
+        outside = list(runner.outside.values())
+        report.outside = rp.outside_entries(outside)
+        report.notes += rp.outside_notes(outside, runner.mode())
     if report.status == rp.UNFIXABLE and not report.summary.startswith(report.error_class):
         report.summary = f"{report.error_class}: {report.summary}"
     report.runs, report.candidates = runner.runs, len(project.sites)

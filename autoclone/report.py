@@ -13,6 +13,7 @@ from typing import Any
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import Site
+from autoclone.isolation import NAMESPACE, Change
 from autoclone.patch import SourceFile
 from autoclone.trial import RunResult
 
@@ -62,6 +63,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     diagnosis: dict[str, Any] = field(default_factory=dict)
     shrunk: list[dict[str, Any]] = field(default_factory=list)  # knobs trials ran small
+    #: Paths outside the project the trials wrote or deleted (``path``, ``action``, ``line``)
+    outside: list[dict[str, str]] = field(default_factory=list)
     changes: list[tuple[SourceFile, str]] = field(default_factory=list)
 
     @property
@@ -85,6 +88,7 @@ class Report:
             "notes": self.notes,
             "diagnosis": self.diagnosis,
             "shrunk": self.shrunk,
+            "outside": self.outside,
         }
 
 
@@ -140,6 +144,30 @@ def not_clone_fixable(kind: str, line: str) -> Report:
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind
     )
+
+
+#: Paths outside the project named one line each; the rest are counted.
+OUTSIDE_SHOWN = 10
+
+
+def outside_entries(changes: Sequence[Change]) -> list[dict[str, str]]:
+    return [{"path": c.path, "action": c.action, "line": c.where} for c in changes]
+
+
+def outside_notes(changes: Sequence[Change], mode: str) -> list[str]:
+    """One note per path outside the project that a trial wrote or deleted, with the line
+    that did it, and where the write went: a scratch copy, or (when the user allowed it
+    where trials cannot be isolated) the real file."""
+    went = ("that went to a scratch copy; your files are unchanged" if mode == NAMESPACE
+            else "outside writes were allowed (--allow-outside-writes): it is real")  # fmt: skip
+    notes = []
+    for c in changes[:OUTSIDE_SHOWN]:
+        by = f" ({c.where})" if c.where else ""
+        notes.append(f"a trial {c.action} {c.path}{by}, outside the project: {went}")
+    if len(changes) > OUTSIDE_SHOWN:
+        notes.append(f"and {len(changes) - OUTSIDE_SHOWN} more paths outside the project "
+                     "(all in the JSON report's `outside`)")  # fmt: skip
+    return notes
 
 
 def late_note(line: str, limit: int) -> str:

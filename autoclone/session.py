@@ -66,6 +66,9 @@ class Options:
     #: ``torch.distributed.run`` with ``nproc`` processes (``--launcher torchrun --nproc N``).
     launcher: str = "none"
     nproc: int = 1
+    #: Where trials cannot be isolated (no user namespaces): let them write outside the
+    #: project for real instead of stopping at the first such write
+    allow_outside_writes: bool = False
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -178,6 +181,12 @@ def _notebook_files(
         return user_files(program, root)[1:]
 
 
+def user_root(options: Options) -> Path:
+    """The project folder as the user named it: ``--root``, else the folder the script's
+    path is in (a link's own folder, not its target's)."""
+    return Path(os.path.abspath(options.root or options.script.absolute().parent))
+
+
 def _script_and_root(options: Options) -> tuple[Path, Path]:
     script = options.script.resolve()
     if not script.exists():
@@ -215,8 +224,9 @@ def dry_run_refusal(options: Options) -> str | None:
     script = options.script.resolve()
     if script.is_relative_to(options.cwd.resolve()) or nbk.is_notebook(script):
         return None  # a notebook's cell diff is for reading: it is never a git patch
+    link = f"is a link to {script}, which " if options.script.is_symlink() else ""
     return (
-        f"{options.script} is outside the current directory, so a diff printed here could "
+        f"{options.script} {link}is outside the current directory, so a diff printed here could "
         f"not be applied (git apply refuses ../ paths): run from {script.parent} or a "
         "folder above it, or without --dry-run to write the fix"
     )
@@ -353,6 +363,7 @@ def make_runner(options: Options, project: Project) -> Runner:
         launcher=options.launcher,
         nproc=options.nproc,
         warm=options.launcher == launching.NONE,  # torchrun starts its own ranks: no fork
+        allow_outside=options.allow_outside_writes,
     )
     try:
         size = runner.prepare().size

@@ -5,7 +5,9 @@ repair reported the script's ``NameError`` as "not an autograd error". A constan
 holds a number must get a number, a flag ``True`` or ``False``; a constant that holds a
 string takes the value as that string unless it is already a quoted literal (so
 ``--set DEVICE=cpu`` works); an argparse option with ``type=int`` or ``float`` or
-literal ``choices`` must get a value that option accepts.
+literal ``choices`` must get a value that option accepts. Any other constant (``RESUME =
+None``, ``BATCH = int(os.environ[...])``) takes only a Python literal, never an
+expression: ``--set`` values are data, not code run in every trial.
 """
 
 from __future__ import annotations
@@ -83,7 +85,12 @@ def constant_value(name: str, value: str, where: str, old: ast.expr | None) -> s
             raise ValueError(f"--set {name}={value}: {name} is a number ({where}); give a number")
     elif isinstance(current, str) and not (ok and isinstance(new, str)):
         return repr(value)
-    return value
+    if not ok:  # a value is data: never pasted into the trials as code
+        raise ValueError(
+            f"--set {name}={value}: not a literal value ({name} is set at {where}); give a "
+            f"number, True, False, None or a quoted string (--set {name}={value!r})"
+        )
+    return repr(new)
 
 
 def check_option_value(name: str, value: str, call: ast.Call) -> None:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import autoclone
+from autoclone import isolation, lifecycle, outputs
 from autoclone import launcher as launching
-from autoclone import lifecycle
 from autoclone.classify import NOT_AUTOGRAD, classify
 from autoclone.snapshot import MARKER, Snapshot
 
@@ -79,6 +79,12 @@ class RunResult:
     other_conflict: int = -1  # see ``Tracer.other_conflict``
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
+    #: Paths outside the trial's copy the run wrote or deleted (``autoclone.isolation``)
+    outside: tuple[isolation.Change, ...] = ()
+    #: The writes outside the copy the trial's audit hook saw: path -> the user's line
+    writes: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    #: In guard mode: the write outside the copy that was refused (``path``, ``frames``)
+    refused: Mapping[str, Any] | None = None
 
     def within(
         self, limit: int, edited: Callable[[], Collection[tuple[str, int]]] = frozenset
@@ -129,6 +135,11 @@ class RunSpec:
     run_on: float = 0.0
 
 
+class Unsafe(Exception):
+    """A trial could not be kept from changing the user's files; the message is the one
+    line the user sees."""
+
+
 @dataclass
 class Runner:
     """Runs specs for one project; counts every execution of the user's script."""
@@ -145,7 +156,13 @@ class Runner:
     encodings: Mapping[str, str] = field(default_factory=dict)  # relpath -> source codec
     launcher: str = launching.NONE  # "torchrun": every trial is a launch of nproc ranks
     nproc: int = 1
+    #: How trials are kept from the user's files (``autoclone.isolation``): "auto" (the
+    #: copy-on-write world where the system has it, else the guard), or a mode
+    isolate: str = "auto"
+    allow_outside: bool = False  # where trials cannot be isolated: ``allow``, not ``guard``
     runs: int = 0
+    #: Every path outside the copy a run wrote or deleted, first seen first
+    outside: dict[str, isolation.Change] = field(default_factory=dict)
     _idle: list[Zygote] = field(default_factory=list, repr=False)
     _started: list[Zygote] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -169,12 +186,44 @@ class Runner:
         (trial / "tmp").symlink_to(_short_temp())
         try:
             snapshot.build(trial / "project", self._encoded(spec.files))
-            return self._execute(spec, trial / "project", trial)
+            with outputs.capped(trial):
+                result = self._execute(spec, trial / "project", trial)
+            return self._checked(result, trial)
         finally:
             _remove(Path(os.path.realpath(trial / "tmp")))
             _remove(trial)
             with self._tree_lock:
                 snapshot.heal()
+
+    def _checked(self, result: RunResult, trial: Path) -> RunResult:
+        """Note what the run wrote outside its copy; stop at a write the guard refused."""
+        result = replace(result, outside=_outside(trial, result.writes))
+        with self._lock:
+            for change in result.outside:
+                if change.path not in self.outside or change.file:
+                    self.outside.setdefault(change.path, change)
+        if result.refused:
+            frames = result.refused.get("frames") or []
+            where = f"{frames[0][0]}:{frames[0][1]}: " if frames else ""
+            raise Unsafe(
+                f"{where}the script writes {result.refused['path']}, outside its folder, and "
+                f"trials cannot be isolated here ({isolation.available() or 'guard mode'}); "
+                "nothing was written. To let trials write there for real, rerun with "
+                "--allow-outside-writes"
+            )
+        return result
+
+    def mode(self) -> str:
+        """The isolation mode trials run in, decided once: the copy-on-write world if this
+        system has it; else the guard (or ``allow``, when the user accepted the risk)."""
+        if self.isolate == "auto":
+            asked = os.environ.get(isolation.MODE_VAR, "")  # the tests' way to ask for a mode
+            if asked not in (isolation.NAMESPACE, isolation.GUARD, isolation.ALLOW):
+                asked = isolation.GUARD if isolation.available() else isolation.NAMESPACE
+            if asked == isolation.GUARD and self.allow_outside:
+                asked = isolation.ALLOW
+            self.isolate = asked
+        return self.isolate
 
     def prepare(self) -> Snapshot:
         """The session directory and the folder's snapshot (made once, by the first call
@@ -215,7 +264,9 @@ class Runner:
             timed_out = self._fresh(project / self.cwd, env, trial, timeout)
         lifecycle.check()  # a trial a stop signal killed is no verdict
         seconds = time.monotonic() - start
-        text = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
+        text = outputs.tail(trial / "stderr")
+        if isolation.FAILED in text and not (trial / "result.json").exists():
+            raise Unsafe(text[text.index(isolation.FAILED) :].splitlines()[0])
         provisional = spec.past_conflict or spec.run_on
         if timed_out and provisional and (trial / "result.json").exists():
             return _load(trial / "result.json", project, text, seconds)  # as at the conflict
@@ -232,14 +283,14 @@ class Runner:
         timed_out = launching.launch(self.nproc, project / self.cwd, env, trial, timeout)
         lifecycle.check()
         seconds = time.monotonic() - start
-        said = (trial / "stderr").read_text(encoding="utf-8", errors="replace")[-20000:]
+        said = outputs.tail(trial / "stderr")
         if timed_out:
             return RunResult("timeout", stderr=said, seconds=seconds)
         ranks = []
         for rank in range(self.nproc):
             result, stderr = launching.rank_files(trial, rank)
-            text = stderr.read_text(encoding="utf-8", errors="replace") if stderr.exists() else ""
-            ranks.append(_load(result, project, launching.quiet(text)[-20000:], seconds))
+            text = launching.quiet(outputs.tail(stderr, 40000))[-20000:]
+            ranks.append(_load(result, project, text, seconds))
         return launching.merge(ranks, said)
 
     def _fresh(self, cwd: Path, env: dict[str, str], trial: Path, timeout: float) -> bool:
@@ -315,6 +366,7 @@ class Runner:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         temp = os.path.realpath(trial / "tmp")  # removed with the trial, with all left in it
         env.update({"TMPDIR": temp, "TEMP": temp, "TMP": temp})
+        env[isolation.MODE_VAR] = self.mode()
         env.update(
             {
                 "AUTOCLONE_PARENT": str(os.getpid()),
@@ -506,7 +558,21 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         conflict=_error(conflict["error"], project) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project),
+        writes={
+            path: _relative([where], project)[0]
+            for path, where in (data.get("writes") or {}).items()
+        },  # fmt: skip
+        refused=_relative_diagnosis(data.get("refused"), project),
     )
+
+
+def _outside(trial: Path, writes: Mapping[str, tuple[str, int]]) -> tuple[isolation.Change, ...]:
+    """What the run wrote outside its copy: the overlays' record (a timeout's too), each
+    path with the user's line the audit hook saw; without overlays (the guard, or the
+    user's ``--allow-outside-writes``), the hook's record alone."""
+    if (trial / isolation.LAYERS).exists():
+        return tuple(isolation.changes(trial, {p: w for p, w in writes.items() if w[0]}))
+    return tuple(isolation.Change(path, "wrote", *where) for path, where in writes.items())
 
 
 def _error(error: dict[str, Any], project: Path) -> ErrorInfo:

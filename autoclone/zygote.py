@@ -35,6 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from autoclone.isolation import enter_behind_keeper
 from autoclone.lifecycle import (
     become_subreaper,
     die_with_parent,
@@ -172,6 +173,7 @@ def fresh() -> None:
     leftovers = [os.environ.get("TMPDIR", ""), trial, os.environ.get("AUTOCLONE_SESSION", "")]
     if parent.isdigit():
         group_dies_with_parent(int(parent), [folder for folder in leftovers if folder])
+    enter_behind_keeper()
     from autoclone.child import main
 
     main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="write each fixture's expected.patch from what autoclone produces now",
     )
+
+
+@pytest.fixture
+def window(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder the test's trials write for real (``AUTOCLONE_BIND``, bound through the
+    overlays that keep everything else of the machine from them): the test's window on
+    what its trials did (their pids, their output)."""
+    folder = tmp_path_factory.mktemp("window")
+    monkeypatch.setenv("AUTOCLONE_BIND", str(folder))
+    return folder

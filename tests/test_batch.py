@@ -229,3 +229,27 @@ def test_sigterm_stops_every_script_and_exits_143(tmp_path: Path) -> None:
         time.sleep(0.05)
     assert _marked(mark) == [], "a process of the batch outlived it"
     assert list(temp.iterdir()) == []
+
+
+def test_kill_9_of_a_dry_run_batch_leaves_no_folder_of_diffs(scripts: Path, tmp_path: Path) -> None:
+    """repro batch_kill9_leaves_temp: the finished scripts' diffs are kept in anonymous
+    memory files, which go with the batch even when it is killed with SIGKILL."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoclone", "fix", "scripts", "--dry-run", "--jobs", "1"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # one script's diff is in hand
+            if ": fixed:" in line:
+                break
+        assert not list(temp.glob("autoclone-batch-*"))
+        proc.kill()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    time.sleep(1.0)
+    assert not list(temp.glob("autoclone-batch-*"))

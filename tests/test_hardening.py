@@ -325,6 +325,34 @@ def test_a_bad_set_value_is_bad_input(tmp_path: Path, setting: str, needle: str)
     assert needle in last_line(result)
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "RESUME=__import__('os').system('touch ran')",
+        "BATCH=__import__('os').system('touch ran')",
+        "RESUME=ckpt.pt",
+        "BATCH=abc",
+    ],
+)
+def test_a_set_value_is_data_never_code(tmp_path: Path, setting: str) -> None:
+    """repro set_value_runs_as_code: a constant that is not a literal (``RESUME = None``,
+    ``BATCH = int(os.environ...)``) takes only a literal; anything else is exit 2 in one
+    line, and nothing of it runs."""
+    head = "import os\nBATCH = int(os.environ.get('BATCH', '32'))\nRESUME = None\n"
+    (tmp_path / "train.py").write_text(head + BROKEN)
+    result = autoclone("fix", "train.py", "--dry-run", "--set", setting, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "not a literal value" in last_line(result)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_literal_set_value_reaches_a_constant_that_is_not_one(tmp_path: Path) -> None:
+    head = "import os\nRESUME = None\nassert RESUME == 'ckpt.pt', RESUME\n"
+    (tmp_path / "train.py").write_text(head + BROKEN)
+    result = autoclone("fix", "train.py", "--dry-run", "--set", "RESUME='ckpt.pt'", cwd=tmp_path)
+    assert result.returncode == 0, last_line(result)
+
+
 def test_a_string_constant_takes_a_bare_word(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text('DEVICE = "cuda"\nassert DEVICE == "cpu"\n' + BROKEN)
     result = autoclone("fix", "train.py", "--dry-run", "--set", "DEVICE=cpu", cwd=tmp_path)
@@ -367,3 +395,29 @@ def test_a_trial_cannot_write_the_users_large_files(tmp_path: Path) -> None:
     assert result.returncode == 0, last_line(result)
     assert big.read_bytes() == b"\1" * (2 << 20)
     assert stat.S_IMODE(big.stat().st_mode) == 0o644
+
+
+SPAWNED = """\
+import torch, torch.nn as nn
+import torch.multiprocessing as mp
+def worker(rank):
+    torch.manual_seed(rank)
+    lin = nn.Linear(8, 1)
+    x = torch.randn(32, 8)
+    for epoch in range(3):
+        y = torch.sigmoid(lin(x))
+        y[y > 0.5] = 0
+        y.sum().backward()
+if __name__ == '__main__':
+    mp.spawn(worker, nprocs=2)
+"""
+
+
+def test_an_error_in_a_spawned_worker_carries_its_message_and_line(tmp_path: Path) -> None:
+    """repro mp_spawn_empty_error: ``mp.spawn`` re-raises a worker's error as text; the
+    report gives the worker's message and blames the worker's line, not ``mp.spawn``."""
+    (tmp_path / "train.py").write_text(SPAWNED)
+    result = autoclone("explain", "train.py", "--format", "json", cwd=tmp_path)
+    data = json.loads(result.stdout)
+    assert "RuntimeError: one of the variables needed" in data["error"]["message"], data
+    assert "train.py:10" in data["explanation"], data["explanation"]

@@ -120,8 +120,10 @@ def _state(pid: str) -> str:
         return "gone"
 
 
-def test_a_hanging_ddp_script_times_out_with_every_process_dead(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
+def test_a_hanging_ddp_script_times_out_with_every_process_dead(
+    tmp_path: Path, window: Path
+) -> None:
+    pids = window / "pids"
     pids.mkdir()
     (tmp_path / "train.py").write_text(f"PIDS = {str(pids)!r}\n" + HANG)
     runner = Runner(

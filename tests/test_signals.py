@@ -77,11 +77,11 @@ def reaper() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
-def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path, Path]:
+def _start(tmp_path: Path, window: Path, *args: str) -> tuple[subprocess.Popen[str], Path, Path]:
     project, temp = tmp_path / "project", tmp_path / "temp"
     project.mkdir()
     temp.mkdir()
-    pid_file = tmp_path / "pids"
+    pid_file = window / "pids"
     (project / "train.py").write_text(SPIN.format(pid_file=str(pid_file)))
     env = {**os.environ, "TMPDIR": str(temp), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(
@@ -101,9 +101,9 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path, Pat
     ],
 )
 def test_a_stop_signal_ends_every_process_and_removes_the_copies(
-    tmp_path: Path, reaper: list[int], signum: int, code: int, word: str
+    tmp_path: Path, window: Path, reaper: list[int], signum: int, code: int, word: str
 ) -> None:
-    proc, pid_file, temp = _start(tmp_path)
+    proc, pid_file, temp = _start(tmp_path, window)
     reaper.append(proc.pid)
     pids = _wait_for(pid_file)
     reaper += pids
@@ -117,10 +117,10 @@ def test_a_stop_signal_ends_every_process_and_removes_the_copies(
 
 
 def test_after_kill_9_the_trial_and_its_escaped_grandchild_die_at_once(
-    tmp_path: Path, reaper: list[int]
+    tmp_path: Path, window: Path, reaper: list[int]
 ) -> None:
     """No signal handler runs on SIGKILL: the warm interpreter sees its stdin close."""
-    proc, pid_file, temp = _start(tmp_path)
+    proc, pid_file, temp = _start(tmp_path, window)
     reaper.append(proc.pid)
     pids = _wait_for(pid_file)
     reaper += pids
@@ -134,12 +134,14 @@ def test_after_kill_9_the_trial_and_its_escaped_grandchild_die_at_once(
     assert list(temp.iterdir()) == [], "the session's temporary directory was left behind"
 
 
-def test_a_fresh_trial_dies_with_its_parent(tmp_path: Path, reaper: list[int]) -> None:
+def test_a_fresh_trial_dies_with_its_parent(
+    tmp_path: Path, window: Path, reaper: list[int]
+) -> None:
     """Without the warm interpreter the trial asks for a signal at its parent's death
     (PR_SET_PDEATHSIG), removes the session's folders and kills its own process group:
     the script's child dies too. (A grandchild that left the group with setsid is the
     documented exception.)"""
-    (tmp_path / "train.py").write_text(SPIN.format(pid_file=str(tmp_path / "pids")))
+    (tmp_path / "train.py").write_text(SPIN.format(pid_file=str(window / "pids")))
     temp = tmp_path / "temp"
     temp.mkdir()
     harness = (
@@ -150,7 +152,7 @@ def test_a_fresh_trial_dies_with_its_parent(tmp_path: Path, reaper: list[int]) -
     env = {**os.environ, "TMPDIR": str(temp)}
     proc = subprocess.Popen([sys.executable, "-c", harness], start_new_session=True, env=env)
     reaper.append(proc.pid)
-    pids = _wait_for(tmp_path / "pids")
+    pids = _wait_for(window / "pids")
     reaper += pids
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
@@ -209,22 +211,22 @@ PARALLEL = textwrap.dedent(
 
 
 def test_parallel_trials_in_worker_threads_all_end_on_a_signal(
-    tmp_path: Path, reaper: list[int]
+    tmp_path: Path, window: Path, reaper: list[int]
 ) -> None:
     """-j: trials run from worker threads, each in its own warm interpreter; the signal
     reaches the main thread only, and still every trial group and orphan dies."""
     spin = SPIN.replace("{pid_file!r}", "f'{pid_dir}/pids.{{os.getpid()}}'")
-    (tmp_path / "train.py").write_text(spin.format(pid_dir=str(tmp_path)))
+    (tmp_path / "train.py").write_text(spin.format(pid_dir=str(window)))
     proc = subprocess.Popen(
         [sys.executable, "-c", PARALLEL.format(root=str(tmp_path))],
         stdout=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     reaper.append(proc.pid)
     deadline = time.monotonic() + 120
-    while len(list(tmp_path.glob("pids.*[0-9]"))) < 2:
+    while len(list(window.glob("pids.*[0-9]"))) < 2:
         assert time.monotonic() < deadline, "the trials never started"
         time.sleep(0.05)
-    pids = [int(p) for f in tmp_path.glob("pids.*[0-9]") for p in f.read_text().split()]
+    pids = [int(p) for f in window.glob("pids.*[0-9]") for p in f.read_text().split()]
     reaper += pids
     started = time.monotonic()
     os.kill(proc.pid, signal.SIGTERM)

@@ -61,8 +61,8 @@ def test_runs_are_reproducible_and_never_write_into_the_user_folder(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
 
 
-def test_timeout_kills_the_whole_process_group(tmp_path: Path, warm: bool) -> None:
-    pid_file = tmp_path.parent / f"{tmp_path.name}-child.pid"
+def test_timeout_kills_the_whole_process_group(tmp_path: Path, window: Path, warm: bool) -> None:
+    pid_file = window / "child.pid"
     source = textwrap.dedent(
         f"""\
         import subprocess, sys, time
@@ -83,9 +83,9 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path, warm: bool) -> No
     assert not _alive(pid), "the script's own child process survived the timeout"
 
 
-def _stdout_of(runner: Runner, source: str) -> str:
+def _stdout_of(runner: Runner, source: str, window: Path) -> str:
     """Run once more with the script writing its stdout where the test can read it."""
-    out = runner.root.parent / f"{runner.root.name}-stdout-{runner.warm}.txt"
+    out = window / f"stdout-{runner.warm}.txt"
     wrapped = f"import sys\nsys.stdout = open({str(out)!r}, 'w')\n" + source
     runner.run(RunSpec({"train.py": wrapped}))
     return out.read_text()
@@ -140,7 +140,9 @@ def test_reference_modes_compute_what_the_user_meant(tmp_path: Path) -> None:
     assert two.losses == ref.losses
 
 
-def test_a_forked_trial_sees_exactly_what_a_fresh_process_sees(tmp_path: Path) -> None:
+def test_a_forked_trial_sees_exactly_what_a_fresh_process_sees(
+    tmp_path: Path, window: Path
+) -> None:
     """argv, __main__, cwd, environment, seeds and outputs are identical forked and fresh."""
     source = textwrap.dedent(
         """\
@@ -161,7 +163,7 @@ def test_a_forked_trial_sees_exactly_what_a_fresh_process_sees(tmp_path: Path) -
         runner = _runner(tmp_path, source, argv=("--lr", "0.1"), env={"TRIAL": "x"}, warm=warm)
         result = runner.run(RunSpec({}))
         assert result.status == "completed", result.stderr
-        results.append((result.losses, result.grads, _stdout_of(runner, source)))
+        results.append((result.losses, result.grads, _stdout_of(runner, source, window)))
         assert runner.warm == warm, "the zygote failed and the runner fell back to fresh runs"
         runner.close()
     assert results[0] == results[1]
@@ -291,3 +293,23 @@ def test_a_fresh_trial_reports_its_own_peak_not_its_parents(tmp_path: Path) -> N
     parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     assert 0 < result.peak_mb < parent - 400
     del ballast
+
+
+def test_an_enabled_clone_of_a_tensor_above_the_limit_is_left_out(tmp_path: Path) -> None:
+    """repro all_clones_trial_doubles_memory: the every-clone trial must not hold a second
+    copy of a big tensor (a dataset kept in memory); small values are still cloned."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        big, small = torch.ones(1 << 20), torch.ones(10)
+        assert __autoclone__("s1", big) is big
+        assert __autoclone__("s1", small) is not small
+        assert __autoclone__("s2", small) is small
+        """
+    )
+    runner = _runner(tmp_path, source, env={"AUTOCLONE_CLONE_LIMIT_MB": "1"})
+    try:
+        result = runner.run(RunSpec({}, sites=frozenset({"s1"})))
+    finally:
+        runner.close()
+    assert result.status == "completed", result.stderr

@@ -1,0 +1,3 @@
+from .models import TextClassifier
+
+__all__ = ["TextClassifier"]
