@@ -104,13 +104,18 @@ class Change:
 # -- in the trial ---------------------------------------------------------------------
 
 
+def entering() -> bool:
+    """Whether this process is yet to enter the trial's namespaces."""
+    return os.environ.get(MODE_VAR) == NAMESPACE and not os.environ.get(_ENTERED)
+
+
 def enter_behind_keeper() -> None:
     """Isolate the trial in a forked child while this process stays outside, waiting, and
     then exits as the child did: for a trial (or launch) that cleans up after autoclone's
     death itself (``lifecycle.group_dies_with_parent``), since inside, the session folder
     it would remove is a mount point, and nothing else is real. Same process group: a
     timeout or a stop signal kills both."""
-    if os.environ.get(MODE_VAR) != NAMESPACE or os.environ.get(_ENTERED):
+    if not entering():
         return
     pid = os.fork()
     if pid == 0:
@@ -130,8 +135,7 @@ def enter_from_env() -> None:
     """Isolate this trial process as ``AUTOCLONE_ISOLATION`` says, once per world: the
     ranks and workers it starts share it. A failure ends the trial before the script
     runs: no run is ever unisolated by accident."""
-    mode = os.environ.get(MODE_VAR, "")
-    if mode != NAMESPACE or os.environ.get(_ENTERED):
+    if not entering():
         return
     trial = Path(os.environ["AUTOCLONE_RESULT"]).parent
     keep = [os.environ["AUTOCLONE_SESSION"], os.path.realpath(os.environ["TMPDIR"]), *shared()]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import shutil
 import signal
 import sys
@@ -228,6 +229,44 @@ def group_dies_with_parent(parent: int, leftovers: Sequence[str] = ()) -> None:
 
     signal.signal(realtime + 3, orphaned)
     die_with_parent(parent, realtime + 3)
+
+
+def kept_from_outside(parent: int, leftovers: Sequence[str] = ()) -> None:
+    """Before a trial isolates itself: fork a keeper that stays in the real world, in the
+    trial's process group, and when ``parent`` (autoclone) dies first removes the real
+    ``leftovers`` folders (inside the trial they are bind mounts) and kills the group.
+    The trial stays the process its parent started, leader of its group, as a trial
+    forked from the warm interpreter is. The keeper watches both processes through
+    pidfds and leaves as soon as the trial ends."""
+    trial = os.getpid()
+    if os.fork() != 0:
+        return
+    try:
+        _keep(parent, trial, leftovers)
+    finally:
+        os._exit(0)
+
+
+def _keep(parent: int, trial: int, leftovers: Sequence[str]) -> None:
+    """The keeper's whole life: hold no file of the trial's open, wait, clean up."""
+    try:
+        ended = os.pidfd_open(trial)
+    except ProcessLookupError:
+        return
+    try:
+        orphaned = os.pidfd_open(parent)
+    except ProcessLookupError:
+        orphaned = -1
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in (ended, orphaned):
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+    ready = select.select([fd for fd in (ended, orphaned) if fd >= 0], [], [])[0]
+    if ended in ready:
+        return
+    for folder in leftovers:
+        shutil.rmtree(folder, ignore_errors=True)
+    kill_group(os.getpgid(0))
 
 
 def become_subreaper() -> bool:

@@ -35,11 +35,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autoclone.isolation import enter_behind_keeper
+from autoclone import isolation
 from autoclone.lifecycle import (
     become_subreaper,
     die_with_parent,
     group_dies_with_parent,
+    kept_from_outside,
     kill_group,
 )
 
@@ -172,8 +173,11 @@ def fresh() -> None:
     trial = os.path.dirname(os.environ.get("AUTOCLONE_RESULT", ""))
     leftovers = [os.environ.get("TMPDIR", ""), trial, os.environ.get("AUTOCLONE_SESSION", "")]
     if parent.isdigit():
-        group_dies_with_parent(int(parent), [folder for folder in leftovers if folder])
-    enter_behind_keeper()
+        folders = [folder for folder in leftovers if folder]
+        if isolation.entering():
+            kept_from_outside(int(parent), folders)
+        else:
+            group_dies_with_parent(int(parent), folders)
     from autoclone.child import main
 
     main()
