@@ -42,15 +42,12 @@ class CorridorEnv:
     def step(self, action):
         self.pos = (self.pos + 2 * action - 1).clamp(0, self.length - 1)
         self.t += 1
-        goal_pos = self.goal * (self.length - 1)
-        reached = self.pos == goal_pos
+        reached = self.pos == self.goal * (self.length - 1)
         reward = reached.float() - 0.02
         done = reached | (self.t >= self.max_steps)
         self.ep_return += reward
-        for i in done.nonzero().flatten().tolist():
-            self.finished.append(self.ep_return[i].item())
-        self.ep_return[done] = 0.0
-        self.t[done] = 0
+        self.finished.extend(self.ep_return[done].tolist())
+        self.ep_return[done], self.t[done] = 0.0, 0
         self.pos[done] = self.length // 2
         self.goal[done] = torch.randint(0, 2, (int(done.sum()),))
         return self.obs(), reward, done.float()
@@ -92,13 +89,9 @@ class PPOTrainer:
             obs = next_obs
         old_log_probs = torch.stack(logp_buf)
         advantages, returns = self.compute_gae(rew_buf, val_buf, done_buf, obs)
-        return {
-            "obs": torch.stack(obs_buf).flatten(0, 1),
-            "actions": torch.stack(act_buf).flatten(),
-            "old_log_probs": old_log_probs.flatten(),
-            "advantages": advantages.flatten(),
-            "returns": returns.flatten(),
-        }
+        return {"obs": torch.stack(obs_buf).flatten(0, 1), "actions": torch.stack(act_buf).flatten(),
+                "old_log_probs": old_log_probs.flatten(), "advantages": advantages.flatten(),
+                "returns": returns.flatten()}
 
     @torch.no_grad()
     def compute_gae(self, rewards, values, dones, last_obs):
@@ -127,9 +120,8 @@ class PPOTrainer:
                 new_log_probs = dist.log_prob(batch["actions"][idx])
                 ratio = torch.exp(new_log_probs - batch["old_log_probs"][idx])
                 adv = batch["advantages"][idx]
-                surr1 = ratio * adv
-                surr2 = torch.clamp(ratio, 1 - self.cfg.clip_eps, 1 + self.cfg.clip_eps) * adv
-                policy_loss = -torch.min(surr1, surr2).mean()
+                clipped = torch.clamp(ratio, 1 - self.cfg.clip_eps, 1 + self.cfg.clip_eps)
+                policy_loss = -torch.min(ratio * adv, clipped * adv).mean()
                 value_loss = F.mse_loss(value, batch["returns"][idx])
                 loss = policy_loss + self.cfg.vf_coef * value_loss - self.cfg.ent_coef * dist.entropy().mean()
                 self.optimizer.zero_grad()
@@ -145,8 +137,7 @@ class PPOTrainer:
             batch = self.collect_rollout()
             policy_loss, value_loss = self.update(batch)
             finished = self.env.finished
-            avg_return = sum(finished) / max(len(finished), 1)
-            print(f"iter {it} episodes {len(finished)} avg return {avg_return:.4f} "
+            print(f"iter {it} episodes {len(finished)} avg return {sum(finished) / max(len(finished), 1):.4f} "
                   f"policy loss {policy_loss:.4f} value loss {value_loss:.4f}")
 
 
