@@ -29,7 +29,7 @@ import warnings
 import weakref
 from typing import Any
 
-from autoclone import devices, isolation
+from autoclone import devices, isolation, labels
 
 PLAIN = "plain"  # run as the user would
 LOCATE = "locate"  # plain, plus the tracer: which line saved the tensor, which one wrote it
@@ -75,6 +75,7 @@ class _State:
         #: its end has dropped its own references by then); a few dozen at most
         self.optimizers: list[Any] = []
         self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
+        self.labels: labels.Seen | None = None  # losses whose labels require grad
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -133,6 +134,7 @@ class _State:
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
+            "label_grads": self.labels.lines if self.labels is not None else [],
             **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
@@ -465,6 +467,7 @@ def main() -> None:
     devices.install()  # a GPU script on a machine without one: CUDA run on the CPU
     _install_backward_counter(state)
     _install_optimizer_registry(state)
+    state.labels = labels.install(env["AUTOCLONE_ROOT"] + os.sep)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:

@@ -8,6 +8,7 @@ at is tried first, and explains the conflict in plain words.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -136,6 +137,28 @@ def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | No
     return None
 
 
+def _up_to_the_loop(frames: Sequence[Any], own: Collection[str]) -> tuple[Frame, ...]:
+    """The user's frames of a consuming node, innermost first, up to the outermost one that
+    runs in a loop: the loop that carries the value from one pass into the next. Callers
+    further out (``main()`` under the ``__main__`` guard, ``trainer.fit()``) carry
+    nothing, and attributing the read to them is how the same bug got another answer
+    inside ``main()`` than in a flat script."""
+    mine = [(str(f), int(n)) for f, n in frames if f in own]
+    texts = {f: getattr(own[f], "text", "") for f, _ in mine} if isinstance(own, Mapping) else {}
+    looped = [i for i, (f, n) in enumerate(mine) if texts.get(f) and _in_loop(texts[f], n)]
+    return tuple(mine[: looped[-1] + 1] if looped else mine)
+
+
+def _in_loop(text: str, line: int) -> bool:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+               and node.lineno <= line <= (node.end_lineno or node.lineno)
+               for node in ast.walk(tree))  # fmt: skip
+
+
 def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     """Read the first run: exception, tracer record, or anomaly-mode frames."""
     message = first.error.message if first.error else cls.last_exception_line(first.stderr)
@@ -150,7 +173,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             base,
             carry_consumer=_first_own(carry["consumer_frames"], own),
             carry_producer=_first_own(carry["producer_frames"], own),
-            carry_frames=tuple((f, int(n)) for f, n in carry["consumer_frames"] if f in own),
+            carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
         )
     if traced.get("kind") == "inplace_version":
@@ -251,6 +274,15 @@ def op_name(grad_fn: str) -> str:
     return name.removesuffix("0").removesuffix("Backward") if name else ""
 
 
+def _reading_frame(d: Diagnosis, lines: Mapping[str, list[str]]) -> Frame | None:
+    """The innermost of the consuming node's frames that runs in a loop: the line whose
+    later pass read the older graph (the ``forward`` below it reads only what it is given)."""
+    for file, line in d.carry_frames:
+        if _in_loop("\n".join(lines.get(file, [])), line):
+            return (file, line)
+    return d.carry_frames[-1] if d.carry_frames else d.carry_consumer
+
+
 def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     """Plain words for what went wrong, before any repair was tried."""
     parts = [
@@ -291,7 +323,7 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             "call backward once, or pass retain_graph=True to the first backward call."
         )
     if d.carry_consumer is not None and not _within_one_iteration(d):
-        outer = d.carry_frames[-1] if d.carry_frames else d.carry_consumer
+        outer = _reading_frame(d, lines)
         parts.append(
             f"The graph reaches across iterations: {where(outer, lines)} used a value whose "
             f"graph was built before the previous backward call (at "

@@ -33,13 +33,18 @@ import ctypes
 import errno
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from autoclone import lifecycle
 
 #: How trials are isolated: ``namespace`` (the copy-on-write world), ``guard`` (writes
 #: outside refused by an audit hook), ``allow`` (the guard records, refuses nothing: the
@@ -406,44 +411,49 @@ def _wrap_torch_save(state: Watch) -> None:
 
 # -- in the parent ------------------------------------------------------------------------
 
-_PROBE = ("import sys, tempfile, pathlib; from autoclone.isolation import enter; "
-          "d = pathlib.Path(tempfile.mkdtemp(prefix='autoclone-probe-')); "
-          "enter([str(d)], d / 'layers')")  # fmt: skip
+_PROBE = ("import sys, pathlib; from autoclone.isolation import enter; "
+          "d = pathlib.Path(sys.argv[1]); enter([str(d)], d / 'layers')")  # fmt: skip
 _probed: dict[str, str] = {}
+_probing = threading.Lock()
 
 
-def available() -> str:
+def available(scratch: Path | None = None) -> str:
     """Why trials cannot be isolated here ('' when they can), tried once per process in a
-    throwaway child: an unprivileged user namespace with overlays on every file system."""
-    if "why" not in _probed:
-        _probed["why"] = _probe()
+    throwaway child: an unprivileged user namespace with overlays on every file system.
+    Its folder goes in ``scratch`` (the session's, removed with it whatever happens)."""
+    with _probing:  # a folder run's scripts start together: one probe
+        if "why" not in _probed:
+            _probed["why"] = _probe(scratch)
     return _probed["why"]
 
 
-def _probe() -> str:
+def _probe(scratch: Path | None) -> str:
+    """The probe's folder is made and removed here, the child tracked like a trial: a stop
+    signal kills it, and nothing is left behind."""
     if not sys.platform.startswith("linux"):
         return f"no mount namespaces on {sys.platform}"
     package = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": package}
+    folder = tempfile.mkdtemp(prefix="probe-", dir=scratch)
     try:
-        done = subprocess.run([sys.executable, "-S", "-c", _PROBE], env=env, timeout=30,
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        child = subprocess.Popen([sys.executable, "-S", "-c", _PROBE, folder], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)  # fmt: skip
+        lifecycle.track(child.pid)
+        try:
+            _, stderr = child.communicate(timeout=30)
+        finally:
+            lifecycle.kill_group(child.pid)
+            lifecycle.untrack(child.pid)
+            child.wait()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     finally:
-        _remove_probes()
-    if done.returncode == 0:
-        return ""
-    lines = done.stderr.strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
-
-
-def _remove_probes() -> None:
-    import shutil
-    import tempfile
-
-    for folder in Path(tempfile.gettempdir()).glob("autoclone-probe-*"):
         shutil.rmtree(folder, ignore_errors=True)
+    if child.returncode == 0:
+        return ""
+    lines = stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit status {child.returncode}"
 
 
 def changes(trial: Path, writes: dict[str, Any], cap: int = _KEEP) -> list[Change]:

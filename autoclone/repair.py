@@ -45,6 +45,7 @@ from autoclone.diagnose import (
 )
 from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.fixes.base import Candidate, Context, FixKind
+from autoclone.labels import new_label_gradients
 from autoclone.oracle import FINITE, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
 from autoclone.patch import PatchError, SourceFile, render_diff, render_diff_bytes
@@ -159,6 +160,9 @@ class _Repair:
     _known: dict[frozenset[str], Outcome] = field(default_factory=dict)
     _predicted: int = 0  # predicted edit sets verified so far
     _promising: list[str] = field(default_factory=list)  # edits that got a run further
+    _labels: tuple[Frame, ...] = ()  # where the original's losses took labels needing grad
+    _label_leaks: list[str] = field(default_factory=list)  # refusals for that: evidence
+    _restart: bool = False  # evidence that changes the candidates came in: explore again
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -181,6 +185,7 @@ class _Repair:
         if early is not None:
             return early
         found = diagnose(first, self.project.sources)
+        self._labels = first.label_grads
         if found.error_class == cls.NOT_AUTOGRAD:
             return rp.not_clone_fixable(found.error_class, found.line)
         done = first.backward  # the backward calls it completed, and their numbers
@@ -200,7 +205,7 @@ class _Repair:
             base.summary = reference
             return base
         base.reference = reference.describe()
-        ctx = self._context({**seen, **evidence})
+        ctx = self._context({**seen, **evidence, "label_leaks": self._label_leaks})
         start = _Point(found, first.error.line if first.error else found.line, first.backward)
         return self._repair(base, start, kinds, reference, limit, ctx)
 
@@ -235,12 +240,25 @@ class _Repair:
         searchable = any(k.name == CLONE for k in kinds)
         goal = _Goal(kinds, reference, limit, ctx, {kinds[0].reference: reference})
         if self.options.strategy == "predict" or not searchable:
+            leaks = len(self._label_leaks)
             verified = self._explore(start, [], goal)
+            if verified is None and len(self._label_leaks) > leaks:  # new evidence, new edits
+                self._restart = False
+                verified = self._explore(start, [], goal)
             if verified is not None:
                 options = fixes.candidates(kinds, start.found, ctx)
                 return self._verified(base, verified, options, reference, limit, ctx)
         if searchable and not self._out_of_time():
-            return self._search(base, start.found, reference, limit)
+            leaks = len(self._label_leaks)
+            report = self._search(base, start.found, reference, limit)
+            if report.status == rp.FIXED or len(self._label_leaks) == leaks:
+                return report
+            self._restart = False
+            verified = self._explore(start, [], goal)  # edits the search's evidence allows
+            if verified is None:
+                return report
+            options = fixes.candidates(kinds, start.found, ctx)
+            return self._verified(base, verified, options, reference, limit, ctx)
         reason, advice = fixes.refusal(kinds, start.found, ctx)
         base.summary = reason or "none of the edits the evidence points at passed verification"
         if advice:
@@ -255,6 +273,8 @@ class _Repair:
         options = fixes.candidates(goal.kinds, point.found, goal.ctx)
         before = [s for part in kept for s in part.sites]
         for kind, cand in options[: _tries(options)]:
+            if self._restart:  # new evidence: the kinds' candidates from the top again
+                return None
             sites = [*before, *cand.sites]
             if self._failed_before(sites) or self._out_of_time() or self._predicted >= MAX_TRIES:
                 continue
@@ -266,7 +286,9 @@ class _Repair:
             part = _Part(kind, point.found, cand.sites)
             if isinstance(outcome, Passed):
                 return verified._replace(parts=[*kept, part], refs=goal.refs)
-            if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point):
+            at = _failing_frame(verified.run, self._original_lines(verified))
+            moved = at != point.found.failing
+            if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point, moved):
                 continue
             found = self._next_conflict(verified, point, goal)
             if found is not None:
@@ -324,8 +346,9 @@ class _Repair:
         if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
             return False
         same_view = found.view is None or found.view == point.found.view
-        # a view error about no new view: written another way, no further
-        return not (found.error_class in _VIEW_ERRORS and same_view
+        same_write = found.mutation == point.found.mutation  # not the next of several writes
+        # a view error about no new view and no new write: written another way, no further
+        return not (found.error_class in _VIEW_ERRORS and same_view and same_write
                     and found.error_class == point.found.error_class
                     and traced.backward <= point.backward)  # fmt: skip
 
@@ -372,9 +395,22 @@ class _Repair:
                     for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
         failed = [v for v in verdicts if not isinstance(v, Passed)]
         outcome: Outcome = (failed or verdicts or [judge(run, reference)])[0]
+        verified = _Verified(sites, patched, run)
+        if isinstance(outcome, Passed):
+            outcome = self._labels_kept(run, self._original_lines(verified))
         self._known[frozenset(s.id for s in sites)] = outcome
         self.say(f"  -> {_outcome_text(outcome)}")
-        return outcome, _Verified(sites, patched, run)
+        return outcome, verified
+
+    def _labels_kept(self, run: RunResult, move: Callable[[Frame], Frame]) -> Outcome:
+        """A passing run that lets gradient reach a loss's labels where the original did
+        not fails after all (``autoclone.labels``)."""
+        why = new_label_gradients(map(move, run.label_grads), self._labels)
+        if why is None:
+            return Passed()
+        self._label_leaks.append(why)  # the evidence ``detach_view`` waits for
+        self._restart = True
+        return Failed("labels", why)
 
     # -- after a pass ---------------------------------------------------------------------
     def _verified(
@@ -481,7 +517,10 @@ class _Repair:
 
         def test(config: frozenset[str]) -> Outcome:
             self.say(f"run {self.runner.runs + 1}: {len(config)} clone(s) enabled")
-            outcome = judge(self.runner.run(replace(base, sites=config)), reference)
+            run = self.runner.run(replace(base, sites=config))
+            outcome = judge(run, reference)
+            if isinstance(outcome, Passed):  # instrumented: every line where it was
+                outcome = self._labels_kept(run, lambda frame: frame)
             self.say(f"  -> {_outcome_text(outcome)}")
             return outcome
 
@@ -606,11 +645,18 @@ def _tries(options: list[tuple[FixKind, Candidate]]) -> int:
     return sum(1 for _, c in options if c.rank < 0) + PREDICTIONS + 1
 
 
-def _got_further(outcome: Outcome, run: RunResult, point: _Point) -> bool:
-    """The patched run failed with an autograd error, a different one or later."""
+def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
+    """The patched run failed with an autograd error, a different one, later, or on
+    another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``)."""
     if not isinstance(outcome, Failed) or outcome.kind not in _AUTOGRAD or run.error is None:
         return False
-    return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward
+    return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
+
+
+def _failing_frame(run: RunResult, move: Callable[[Frame], Frame]) -> Frame | None:
+    """Where a patched run failed, innermost frame of the user's, as an original line."""
+    own = [f for f in (run.error.frames if run.error else ()) if not f[0].startswith("/")]
+    return move(own[-1]) if own else None
 
 
 def _shape(line: str) -> str:

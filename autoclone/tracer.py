@@ -182,7 +182,7 @@ class Tracer:
         self.in_backward = False
 
     # -- frames --------------------------------------------------------------------------
-    def frames(self, limit: int = 3) -> list[Frame]:
+    def frames(self, limit: int = 5) -> list[Frame]:
         """Innermost frames in the user's own files."""
         if self._cached is not None:
             return self._cached

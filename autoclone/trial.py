@@ -70,6 +70,8 @@ class RunResult:
     #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
     reached: Mapping[str, int] = field(default_factory=dict)
     unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
+    #: Lines where a loss took labels that require grad (``autoclone.labels``)
+    label_grads: tuple[tuple[str, int], ...] = ()
     #: A traced run that went on past its first version conflict (``RunSpec.past_conflict``):
     #: the error it would have raised, after how many backward calls, and its diagnosis.
     conflict: ErrorInfo | None = None
@@ -219,7 +221,8 @@ class Runner:
         if self.isolate == "auto":
             asked = os.environ.get(isolation.MODE_VAR, "")  # the tests' way to ask for a mode
             if asked not in (isolation.NAMESPACE, isolation.GUARD, isolation.ALLOW):
-                asked = isolation.GUARD if isolation.available() else isolation.NAMESPACE
+                why = isolation.available(self._session)
+                asked = isolation.GUARD if why else isolation.NAMESPACE
             if asked == isolation.GUARD and self.allow_outside:
                 asked = isolation.ALLOW
             self.isolate = asked
@@ -554,6 +557,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         peak_mb=float(data.get("peak_mb") or 0.0),
         reached=dict(data.get("reached") or {}),
         unreached=dict(data.get("unreached") or {}),
+        label_grads=tuple(_relative(data.get("label_grads") or [], project)),
         other_conflict=int(data.get("other_conflict", -1)),
         conflict=_error(conflict["error"], project) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),

@@ -69,12 +69,19 @@ def test_a_recurrent_state_is_not_a_constant_target() -> None:
     assert not _defines(by_line[3], "self.m")
 
 
-def test_an_argument_write_is_this_kinds_only_where_the_helper_returns_it() -> None:
+def test_an_argument_write_is_this_kinds_only_where_the_helper_returns_a_result() -> None:
     from autoclone.fixes.argument_write import returned_parameters
 
-    code = "def add(h, b):\n    h += b\n    return h\n\n\ndef center_(x):\n    x -= x.mean()\n"
-    assert returned_parameters(code, 2) == {"h"}
-    assert returned_parameters(code, 7) == set()  # in place by design: callers may rely on it
+    code = (
+        "def add(h, b):\n    h += b\n    return h\n\n\n"
+        "def center_(x):\n    x -= x.mean()\n    return x\n\n\n"
+        "def normalize(x):\n    x -= x.mean()\n\n\n"
+        "def query_key(x, pos):\n    x += pos\n    return x @ x.T, x.sum()\n"
+    )
+    assert returned_parameters(code, 2) == {"h", "b"}
+    assert returned_parameters(code, 7) == set()  # in place by name: callers may rely on it
+    assert returned_parameters(code, 12) == set()  # returns nothing: writes in place by design
+    assert returned_parameters(code, 16) == {"x", "pos"}  # returns values made from it
 
 
 def test_a_patched_runs_lines_map_back_to_the_original() -> None:

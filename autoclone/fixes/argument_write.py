@@ -1,12 +1,13 @@
 """An in-place write into a function's argument (``token += pos`` in a helper that two
-decoders call on one tensor), made out of place: ``token = token + pos``.
+decoders call on one tensor, ``x += pos`` in a helper that returns queries and keys made
+from it), made out of place: ``token = token + pos``.
 
 The write leaks into the caller's tensor, so the second caller reads what the first one
 wrote. The program PyTorch would run without the error (``allow_mutation_on_saved_tensors``)
 keeps that leak, and a clone of what was saved reproduces it: the numbers match, and the
 model trains differently from what its author meant. The out-of-place write is almost
-always the intent where the helper returns the argument it wrote (``return token``), so
-it is tried first there; when it computes the original's numbers nothing
+always the intent where the helper returns a result (the argument it wrote, or values made
+from it), so it is tried first there; when it computes the original's numbers nothing
 more is said, and when it does not (the leak reached a later read), it is accepted with K
 finite steps and the report says, naming the read, that what the caller sees changes.
 """
@@ -28,23 +29,26 @@ from autoclone.trial import RunResult
 
 
 def returned_parameters(source: str, line: int) -> set[str]:
-    """Parameters of the innermost function around ``line`` that it also returns
-    (``return token``): the caller takes the result from the return value, so the write
-    into its own tensor was incidental. A helper that returns nothing writes in place by
-    design, and its callers may rely on it: that write is not this kind's to change."""
+    """Parameters of the innermost function around ``line`` whose in-place write is
+    incidental: the function gives its caller a result (``return token``, or other
+    values: ``return self.q(x), self.k(x)``), so what the caller passed is an input, not
+    an output, and a caller that reads its tensor again (a residual) gets the write it
+    never asked for. A helper that returns nothing, or is named ``center_``, writes in
+    place by design, and its callers may rely on it: that write is not this kind's."""
     best = innermost(source, line, FUNCTIONS)
-    if not isinstance(best, FUNCTIONS):
+    if not isinstance(best, FUNCTIONS) or best.name.endswith("_"):
         return set()
     args = best.args
     names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self"}
-    returned = {n.value.id for n in ast.walk(best)
-                if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}  # fmt: skip
-    return names & returned
+    gives = any(isinstance(n, ast.Return) and n.value is not None
+                and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+                for n in ast.walk(best))  # fmt: skip
+    return names if gives else set()
 
 
 def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
-    """The out-of-place rewrite of the write, when what it writes is an argument that the
-    function returns."""
+    """The out-of-place rewrite of the write, when what it writes is an argument of a
+    function that returns a result."""
     write = found.mutation
     if write is None:
         return []
@@ -107,7 +111,8 @@ class ArgumentWrite(Kind):
         site = chosen[0]
         if site.fix == CLONE:
             return []
-        caller = found.mutation_frames[-1] if found.mutation_frames else None
+        frames = found.mutation_frames  # innermost first: the write, then its caller
+        caller = frames[1] if len(frames) > 1 else None
         return [
             f"this changes what the caller sees: before, `{site.target} ...=` inside the "
             f"function also changed the tensor the caller passed in, and later code read "

@@ -38,16 +38,28 @@ from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
+_IDENTS = re.compile(r"[A-Za-z_]\w*")
 
 
-def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
+def _carried(frame: Frame, sites: Sequence[Site], text: str = "") -> list[str]:
     """Variables read on the consumer line that are assigned on or after it: values that
-    survive into the next iteration. Best first: assigned later in the loop body."""
+    survive into the next iteration. Best first: assigned later in the loop body. Within
+    the loop around the line (when ``text`` shows one), a name the loop assigns before
+    the read (``data, y = get_batch(i)``) is fresh each pass, however often the function
+    assigns it again further down (a validation loop), so it is not carried."""
     file, line = frame
     read = [s.target for s in sites if (s.file, s.line) == (file, line)
             and s.kind in (ARG, OPERAND) and _IDENTIFIER.match(s.target)]  # fmt: skip
-    assigned = {name: s.line for s in sites if s.file == file and s.kind == ASSIGN
-                and s.line >= line for name in s.bound}  # fmt: skip
+    binds = [(name, s.line) for s in sites if s.file == file and s.kind == ASSIGN
+             for name in s.bound]  # fmt: skip
+    first, last = loop_of(text, line) if text else (0, 0)
+    if first:
+        fresh = stored(text, first, line - 1)
+        binds = [(name, at) for name, at in binds if at <= last and name not in fresh]
+    assigned: dict[str, int] = {}
+    for name, at in binds:
+        if at >= line:
+            assigned[name] = at
     carried = [name for name in dict.fromkeys(read) if name in assigned]
     return sorted(carried, key=lambda name: -assigned[name])
 
@@ -55,7 +67,7 @@ def _carried(frame: Frame, sites: Sequence[Site]) -> list[str]:
 def _carry_sets(frame: Frame, sites: Sequence[Site], text: str) -> list[list[Site | None]]:
     file, line = frame
     on_line = [s for s in sites if (s.file, s.line) == (file, line)]
-    carried = _carried(frame, sites)
+    carried = _carried(frame, sites, text)
     reads = {n: [s for s in on_line if s.target == n and s.kind == ARG] for n in carried}
     sets: list[list[Site | None]] = []
     together = [as_detach(r[0]) for r in reads.values() if r]
@@ -93,7 +105,7 @@ def _after_backward_sets(
         return []
     updated = [s.target for s in sites if (s.file, s.line) == outer
                and s.fix == OUT_OF_PLACE and s.kind == STATEMENT]  # fmt: skip
-    names = list(dict.fromkeys(_carried(outer, sites) + updated))
+    names = list(dict.fromkeys(_carried(outer, sites, texts[file]) + updated))
     lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
     many = lstm and len(names) == 1  # an LSTM's state in one variable is the pair (h, c)
     text = lines[line - 1]
@@ -155,8 +167,10 @@ def detach_candidates(
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
+    fresh = _made_by_this_pass(file, line, sites, texts.get(file, ""))
     rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
-                   and s.kind in (ARG, OPERAND, SUBSCRIPT)), key=lambda s: -s.depth)  # fmt: skip
+                   and s.kind in (ARG, OPERAND, SUBSCRIPT) and not values_read(s.target) & fresh),
+                  key=lambda s: -s.depth)  # fmt: skip
     sets += [[as_detach(s)] for s in rest]
     sets += _stored_sets(found, rest, sites)
     unique: dict[tuple[str, ...], list[Site]] = {}
@@ -165,6 +179,38 @@ def detach_candidates(
             chosen = [s for s in edit_set if s is not None]
             unique.setdefault(tuple(s.id for s in chosen), chosen)
     return list(unique.values())
+
+
+def _made_by_this_pass(file: str, line: int, sites: Sequence[Site], text: str) -> set[str]:
+    """Names the loop around ``line`` assigns before it: each pass makes them afresh, so a
+    detach of an expression that reads one (``(new_logp - old_logp).detach()``) cuts this
+    pass's own gradient, not what was carried."""
+    first, _ = loop_of(text, line) if text else (0, 0)
+    return stored(text, first, line - 1) if first else set()
+
+
+def stored(text: str, first: int, last: int) -> set[str]:
+    """Names (and ``self.x`` attributes) that statements on lines ``first..last`` bind:
+    assignments of any form, loop targets, ``with ... as``."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            if first <= node.lineno <= last:
+                out.add(ast.unparse(node))
+    return out
+
+
+def values_read(expression: str) -> set[str]:
+    """Names an expression reads as values, not as indices (``idx`` in ``x[idx]``)."""
+    while True:
+        shorter = re.sub(r"\[[^\[\]]*\]", "", expression)
+        if shorter == expression:
+            return set(_IDENTS.findall(expression))
+        expression = shorter
 
 
 def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]) -> list[Site]:
@@ -176,7 +222,7 @@ def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    carried = set(_carried(frame, sites))
+    carried = set(_carried(frame, sites, text))
     out = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)):

@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, SUBSCRIPT, Site
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
-from autoclone.fixes._ast import made_in_constructor
+from autoclone.fixes._ast import FUNCTIONS, innermost, made_in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.fixes.detach import loop_of, scope_of
+from autoclone.fixes.detach import loop_of, scope_of, stored, values_read
 
 _HEAD = re.compile(r"^[A-Za-z_][\w.]*")
+#: A value read as it is: a name, an attribute, subscripts; no call, no arithmetic.
+_VALUE = re.compile(r"^[A-Za-z_][\w.]*(\[[^()]*\])*$")
 
 
 def _read(frame: Frame, sites: Sequence[Site]) -> list[str]:
@@ -40,23 +42,74 @@ def _defines(site: Site, name: str) -> bool:
     return binds and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", site.target) is None
 
 
-def target_assignments(found: Diagnosis, sites: Sequence[Site], text: str) -> list[Site]:
-    """Assignments of a name read where the older graph was consumed: on the producing
-    line first, when that line is outside the loop that reads the value (computed once,
-    maybe in a helper such as ``rollout()``), then later in the reading loop's own scope
-    (``prev_logits = logits``)."""
+def target_assignments(
+    found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[Site]:
+    """Where to cut a value that every pass of a loop reads and that was made before the
+    pass: for each loop frame of the consuming node, outermost first, the first that has
+    any: its assignment on the producing line, when that line is outside the loop
+    (computed once, maybe in a helper such as ``rollout()``), then later in the reading
+    loop's own scope (``prev_logits = logits``), then the read itself when the value was
+    made outside the loop in another function (``batch["old_log_probs"][mb]`` in a
+    Trainer's ``update``, made by its ``collect_rollout``). A name the loop assigns before
+    the read is made afresh by each pass: never a target."""
     made = found.carry_producer
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
-    if made is None or not frames or made[0] != frames[-1][0]:
+    if made is None:
         return []
-    outer = frames[-1]
-    names = _read(outer, sites)
-    defining = [s for s in sites if s.file == outer[0] and any(_defines(s, n) for n in names)]
-    loop = loop_of(text, outer[1])
-    at_made = [s for s in defining if s.line == made[1] and not loop[0] <= s.line <= loop[1]]
-    scope = scope_of(text, outer[1])
-    later = [s for s in defining if s.line > outer[1] and scope_of(text, s.line) == scope]
-    return at_made + sorted(later, key=lambda s: -s.line)
+    for frame in reversed(frames):
+        text = texts.get(frame[0], "")
+        loop = loop_of(text, frame[1]) if text else (0, 0)
+        found_here = _targets_at(frame, loop, found, sites, text)
+        if found_here:
+            return found_here
+    return []
+
+
+def _targets_at(
+    frame: Frame, loop: tuple[int, int], found: Diagnosis, sites: Sequence[Site], text: str
+) -> list[Site]:
+    made = found.carry_producer
+    assert made is not None
+    fresh = stored(text, loop[0], frame[1] - 1) if loop[0] else set()
+    names = [n for n in _read(frame, sites) if n not in fresh]  # each pass makes its own
+    outside = made[0] != frame[0] or not loop[0] <= made[1] <= loop[1]
+    scope = scope_of(text, frame[1]) if text else (0, 0)
+    elsewhere = made[0] != frame[0] or scope_of(text, made[1]) != scope
+    looped = stored(text, loop[0], loop[1]) if loop[0] else set()
+    reads = [s for s in sites if (s.file, s.line) == frame and s.kind in (ARG, OPERAND, SUBSCRIPT)
+             and _VALUE.match(s.target) and _head(s.target) in _handed(frame, found, text)
+             and _head(s.target) in names
+             and not values_read(s.target) & (fresh | looped)]  # fmt: skip
+    reads = sorted(reads, key=lambda s: -len(s.target)) if loop[0] and outside and elsewhere else []
+    if reads:  # made in another function: where it is assigned there, else where it is read
+        reads = [s for s in sites if (s.file, s.line) == made and s.kind == ASSIGN] + reads
+    if made[0] != frame[0]:
+        return reads
+    defining = [s for s in sites if s.file == frame[0] and any(_defines(s, n) for n in names)]
+    at_made = [s for s in defining if s.line == made[1] and outside]
+    later = [s for s in defining if s.line > frame[1] and scope_of(text, s.line) == scope]
+    return at_made + sorted(later, key=lambda s: -s.line) + reads
+
+
+def _handed(frame: Frame, found: Diagnosis, text: str) -> set[str]:
+    """Names in the frame's function that can hold the value made elsewhere: its
+    parameters (``batch`` handed to ``update``), and names bound on a line of the producer's
+    frames (``batch = self.collect_rollout()``). Any other name holds another value."""
+    node = innermost(text, frame[1], FUNCTIONS) if text else None
+    names: set[str] = set()
+    if isinstance(node, FUNCTIONS):
+        args = node.args
+        names |= {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    for file, line in found.producer_frames:
+        if file == frame[0]:
+            names |= stored(text, line, line)
+    return names
+
+
+def _head(target: str) -> str:
+    match = _HEAD.match(target)
+    return match.group(0) if match else ""
 
 
 class DetachTarget(Kind):
@@ -67,8 +120,7 @@ class DetachTarget(Kind):
         return crosses_iterations(found) and not made_in_constructor(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        text = ctx.texts.get(found.carry_producer[0], "") if found.carry_producer else ""
-        edits = [as_detach(s) for s in target_assignments(found, ctx.sites, text)]
+        edits = [as_detach(s) for s in target_assignments(found, ctx.sites, ctx.texts)]
         outermost: dict[tuple[str, int], Site] = {}  # one edit per assignment
         for site in edits:
             if site is not None:

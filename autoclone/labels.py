@@ -1,0 +1,94 @@
+"""Gradients that reach a loss's labels: an edit that kept the values and not the intent.
+
+A label is a constant by convention: the class indices of a cross-entropy, the soft target
+of a quality branch (the IoU of a predicted box with its ground truth, as in GFL and
+VarifocalNet), a teacher's distribution under ``kl_div``. When an edit lets autograd
+reach the labels (``x1 = x1.clamp(0, 1)`` on the unbound coordinates of boxes whose IoU is
+the target, where the program wrote ``x1.clamp_(0, 1)``), every number of the failing step
+still matches the reference, and the model then learns to move its own targets: a wrong
+patch that no value comparison catches.
+
+In the trial (``install``) the label-taking losses of ``torch.nn.functional`` (the loss
+modules call them) note each line of the user's where a loss was called, with grad
+enabled, on a target that requires grad. In autoclone (``new_label_gradients``) a patched
+run that does so on a line where the original run did not is refused. Regression losses
+(``mse_loss``, ``l1_loss``, ...) are left out: their two arguments are often both outputs.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+#: Losses whose ``target`` is a label: a class, a probability, a distribution.
+LABEL_LOSSES = (
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "kl_div",
+    "nll_loss",
+    "multilabel_soft_margin_loss",
+    "poisson_nll_loss",
+)
+
+Frame = tuple[str, int]
+
+
+class Seen:
+    """Lines of the user's where a loss took a label that requires grad (a handful)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.lines: list[Frame] = []
+
+    def note(self) -> None:
+        frame: Any = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(self.prefix):
+                where = (frame.f_code.co_filename, frame.f_lineno)
+                if where not in self.lines and len(self.lines) < 20:
+                    self.lines.append(where)
+                return
+            frame = frame.f_back
+
+
+def install(prefix: str) -> Seen:
+    """Wrap the label-taking losses of ``torch.nn.functional``; what they see goes to the
+    returned record. Costs one attribute check per loss call."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    seen = Seen(prefix)
+    for name in LABEL_LOSSES:
+        original = getattr(F, name, None)
+        if original is not None:
+            setattr(F, name, _watched(original, seen, torch))
+    return seen
+
+
+def _watched(original: Any, seen: Seen, torch: Any) -> Any:
+    @functools.wraps(original)
+    def loss(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if (isinstance(target, torch.Tensor) and target.requires_grad
+                and torch.is_grad_enabled()):  # fmt: skip
+            seen.note()
+        return original(input, target, *args, **kwargs)
+
+    return loss
+
+
+def new_label_gradients(patched: Iterable[Frame], original: Iterable[Frame]) -> str | None:
+    """Why a patched run is refused: the first line where gradient reaches a label and did
+    not in the original; None when there is none."""
+    before = set(map(tuple, original))
+    fresh = [tuple(f) for f in patched if tuple(f) not in before]
+    if not fresh:
+        return None
+    file, line = fresh[0]
+    return (
+        f"the edit lets gradient reach the labels of the loss at {file}:{line} (its target "
+        "requires grad, and did not in the original run): the model would learn to move its "
+        "own targets. A value used as a label is detached where it is made"
+    )
