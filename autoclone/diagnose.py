@@ -70,6 +70,10 @@ class Diagnosis:
     view: Frame | None = None
     view_op: str = ""
     evidence: str = "traceback"  # tracer | anomaly | traceback
+    #: A module attribute that carries the graph (``self.model.norm.rms``), as the frame
+    #: that called backward (``state_at``) reaches it
+    module_state: str = ""
+    state_at: Frame | None = None
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -85,7 +89,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 
 _FRAMES = ("failing", "saved", "mutation", "module_built", "carry_consumer", "carry_producer",
-           "previous_backward", "view")  # fmt: skip
+           "previous_backward", "view", "state_at")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -176,6 +180,10 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
         )
+    state = traced.get("module_state") or {}
+    if state and state.get("backward_frames"):
+        base = replace(base, module_state=state["expr"],
+                       state_at=_first_own(state["backward_frames"], own))  # fmt: skip
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))
     if traced.get("kind") == "backward_twice":

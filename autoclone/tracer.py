@@ -29,9 +29,11 @@ without the tracer), and user threads are not seen (hooks are thread-local).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import weakref
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -152,6 +154,10 @@ class Tracer:
         self.mutations: list[Mutation] = []
         self.views: dict[int, tuple[Any, list[Frame], str, str]] = {}
         self.modules: dict[int, list[Frame]] = {}
+        #: Every module built, weakly: where a graph is carried in a module's attribute
+        #: (``self.rms = m * self.rms + ...`` in ``forward``), which one, and how the loop
+        #: reaches it (``stale_module_state``)
+        self.all_modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
         self.steps = 0  # optimizer steps so far
@@ -437,6 +443,9 @@ class Tracer:
         edge = self.carry(roots)
         if edge is not None and diagnosis is not None:
             diagnosis["carry"] = edge
+            state = stale_module_state(self.all_modules, self.epoch, self.prefix)
+            if state is not None:
+                diagnosis["module_state"] = state
 
     def _record_mutation(self, t: torch.Tensor, version: int, op: str) -> None:
         module = _running_module()
@@ -517,6 +526,76 @@ class _Watch(TorchFunctionMode):
         return self.call(func, name, kind, args, kwargs)
 
 
+def stale_module_state(
+    modules: Iterable[torch.nn.Module], epoch: int, prefix: str
+) -> dict[str, Any] | None:
+    """A tensor kept as a plain attribute of a module (not a parameter, not a buffer) whose
+    graph was built before the last backward call: a running statistic updated from
+    itself in ``forward`` and carried from step to step. Named as the frame that called
+    backward reaches it (``self.model.norm.rms``, ``model[1].avg``), so the loop can cut
+    it after its backward call; None if no local of that frame leads to it."""
+    held = []
+    for module in list(modules):
+        for name, value in vars(module).items():
+            stamp = _older(value, epoch) if name.isidentifier() else None
+            if stamp is not None:
+                held.append((module, name, stamp))
+    if not held:
+        return None
+    frame = _user_frame(prefix)
+    if frame is None:
+        return None
+    for module, name, stamp in held:
+        path = _reach(frame.f_locals, module)
+        if path:
+            return {"expr": f"{path}.{name}", "frames": stamp[1],
+                    "backward_frames": [(frame.f_code.co_filename, frame.f_lineno)]}
+    return None
+
+
+def _older(value: Any, epoch: int, budget: int = 20_000) -> Any:
+    """The stamp of a node built before ``epoch`` that the tensor's graph reaches (the
+    graph of a running statistic is a chain back to the first step), or None."""
+    root: Any = value.grad_fn if isinstance(value, torch.Tensor) else None
+    queue: list[Any] = [root] if root is not None else []
+    seen: set[int] = set()
+    while queue and len(seen) < budget:
+        node = queue.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stamp = node.metadata.get(_STAMP)
+        if stamp is not None and stamp[0] < epoch:
+            return stamp
+        queue += [child for child, _ in node.next_functions if child is not None]
+    return None
+
+
+def _user_frame(prefix: str) -> Any:
+    frame: Any = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_code.co_filename.startswith(prefix) and frame.f_code.co_filename != _THIS_FILE
+    ):
+        frame = frame.f_back
+    return frame
+
+
+def _reach(local: Mapping[str, Any], target: torch.nn.Module) -> str:
+    """An expression over the frame's locals (and ``self``'s attributes, one level) that
+    evaluates to ``target``, through submodules: ``model``, ``self.model.norm``, ``model[1]``."""
+    starts = [(k, v) for k, v in local.items() if isinstance(v, torch.nn.Module)]
+    owner = local.get("self")
+    if owner is not None and not isinstance(owner, torch.nn.Module):
+        starts += [(f"self.{k}", v) for k, v in vars(owner).items()
+                   if isinstance(v, torch.nn.Module) and k.isidentifier()]  # fmt: skip
+    for expr, root in starts:
+        for qualified, sub in root.named_modules():
+            if sub is target:
+                parts = [f"[{p}]" if p.isdigit() else f".{p}" for p in qualified.split(".") if p]
+                return expr + "".join(parts)
+    return ""
+
+
 def _track_modules(tracer: Tracer) -> None:
     """Where each library module was built, for ``inplace=True`` (the running module is
     read from the stack when a write is recorded: see ``_running_module``)."""
@@ -524,6 +603,8 @@ def _track_modules(tracer: Tracer) -> None:
 
     def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
+        with contextlib.suppress(TypeError):  # a module that cannot be weakly referenced
+            tracer.all_modules.add(self)
         if type(self).__module__.startswith("torch."):
             tracer.modules.setdefault(id(self), tracer.frames(limit=1))
 

@@ -313,3 +313,36 @@ def test_an_enabled_clone_of_a_tensor_above_the_limit_is_left_out(tmp_path: Path
     finally:
         runner.close()
     assert result.status == "completed", result.stderr
+
+
+def test_a_run_says_where_a_loss_took_labels_that_require_grad(tmp_path: Path) -> None:
+    """``autoclone.labels``: the label-taking losses, called directly or through their
+    modules, note the user's line when the target requires grad; a detached one is fine."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        w = torch.randn(4, requires_grad=True)
+        score = w * 2
+        quality = torch.randn(4, requires_grad=True)
+        F.binary_cross_entropy_with_logits(quality, score.sigmoid().detach()).backward()
+        F.binary_cross_entropy_with_logits(quality, score.sigmoid()).backward()
+        nn.KLDivLoss(reduction="sum")(quality.log_softmax(0), w.softmax(0)).backward()
+        F.mse_loss(quality, w).backward()  # a regression: both sides may train
+        with torch.no_grad():
+            F.cross_entropy(quality[None], w.softmax(0)[None])
+        """
+    )
+    result = _runner(tmp_path, source).run(RunSpec({}))
+    assert result.status == "completed", result.stderr
+    assert result.label_grads == (("train.py", 8), ("train.py", 9))
+
+
+def test_a_patch_that_newly_trains_a_loss_on_its_labels_is_named() -> None:
+    from autoclone.labels import new_label_gradients
+
+    assert new_label_gradients([("a.py", 3)], [("a.py", 3)]) is None
+    assert new_label_gradients([], []) is None
+    why = new_label_gradients([("a.py", 3), ("b.py", 7)], [("a.py", 3)])
+    assert why is not None and "b.py:7" in why and "labels" in why

@@ -113,6 +113,21 @@ def _after_backward_sets(
     return ([each] if len(each) > 1 else []) + [[site] for site in each]
 
 
+def _module_state_sets(found: Diagnosis, texts: Mapping[str, str]) -> list[list[Site | None]]:
+    """A graph carried in a module's attribute (a running statistic updated from itself in
+    ``forward``: ``self.rms = m * self.rms + (1 - m) * batch_rms``), cut in the loop right
+    after the backward call: ``self.model.norm.rms = self.model.norm.rms.detach()``. The
+    step keeps the gradient through its own batch; a detach inside ``forward`` would cut
+    that too, where the update comes before its use."""
+    if not found.module_state or found.state_at is None:
+        return []
+    file, line = found.state_at
+    lines = texts.get(file, "").splitlines()
+    if not 0 < line <= len(lines):
+        return []
+    return [[detach_after(file, line, lines[line - 1], found.module_state)]]
+
+
 def loop_of(source: str, line: int) -> tuple[int, int]:
     """Lines of the innermost ``for``/``while`` around ``line`` (none: ``(0, 0)``)."""
     return lines_of(innermost(source, line, LOOPS))
@@ -163,6 +178,7 @@ def detach_candidates(
     sets: list[list[Site | None]] = [
         [site] for frame in frames for site in _half_detached(frame, sites, texts)
     ]  # the program's own cut, completed: first
+    sets += _module_state_sets(found, texts)
     sets += _after_backward_sets(found, frames, sites, texts)
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
