@@ -467,7 +467,8 @@ def main() -> None:
     devices.install()  # a GPU script on a machine without one: CUDA run on the CPU
     _install_backward_counter(state)
     _install_optimizer_registry(state)
-    state.labels = labels.install(env["AUTOCLONE_ROOT"] + os.sep)
+    root = env.get("AUTOCLONE_ROOT") or os.path.dirname(env["AUTOCLONE_SCRIPT"])
+    state.labels = labels.install(root + os.sep)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:

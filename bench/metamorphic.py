@@ -163,7 +163,8 @@ def cases(only: str) -> list[Path]:
     """Fixtures and held-out cases answered by one ``expert.py``, with a plain expected
     status (no launcher, no device mapping, no smaller check sizes)."""
     found = []
-    for folder in [*sorted((ROOT / "fixtures").iterdir()), *sorted((ROOT / "bench/unseen").iterdir())]:
+    folders = [*sorted((ROOT / "fixtures").iterdir()), *sorted((ROOT / "bench/unseen").iterdir())]
+    for folder in folders:
         spec = folder / "expected.json"
         if not (folder / "input.py").is_file() or not spec.is_file():
             continue
@@ -183,8 +184,8 @@ def variant(case: Path, transform: Transform, dest: Path) -> Path | None:
     files = transform((case / "input.py").read_text())
     if files is None:
         return None
-    shutil.copytree(case, dest, ignore=shutil.ignore_patterns(
-        "expert.py", "expert", "wrong.py", "expected.patch", "README.md", "__pycache__"))  # fmt: skip
+    answers = ("expert.py", "expert", "wrong.py", "expected.patch", "README.md", "__pycache__")
+    shutil.copytree(case, dest, ignore=shutil.ignore_patterns(*answers))
     for name, text in files.items():
         (dest / name).write_text(text)
     expected = json.loads((case / "expected.json").read_text())
@@ -228,7 +229,8 @@ def main(argv: list[str]) -> int:
     rows = ["| case | transform | expected | status | verdict | runs |", "| --- " * 6 + "|"]
     with tempfile.TemporaryDirectory(prefix="metamorphic_") as name:
         for case in cases(options.only):
-            args = [str(a) for a in json.loads((case / "expected.json").read_text()).get("args", [])]
+            spec = json.loads((case / "expected.json").read_text())
+            args = [str(a) for a in spec.get("args", [])]
             for t in chosen:
                 moved = variant(case, TRANSFORMS[t], Path(name) / f"{case.name}__{t}")
                 if moved is None:
