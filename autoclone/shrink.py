@@ -23,6 +23,9 @@ from autoclone.trial import RunResult
 
 #: Seconds a full-size run may take to reach its error before trials are shrunk.
 PROBE = 5.0
+#: Seconds a shrunk run may take: one slower than this is no faster than the full-size
+#: run the probe saw, and is backed off like a shrunk run that lost the error.
+SHRUNK_CAP = 4 * PROBE
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,11 @@ def first_run(
         if probe.status != "timeout" or timeout <= PROBE:
             return probe, Plan()
         say(f"a full-size run did not reach the error within {PROBE:g} s: shrinking the script")
-    return _back_off(knobs, attempt, say)
+    return _back_off(knobs, attempt, say, min(SHRUNK_CAP, timeout))
 
 
 def _back_off(
-    knobs: tuple[Knob, ...], attempt: Attempt, say: Callable[[str], None]
+    knobs: tuple[Knob, ...], attempt: Attempt, say: Callable[[str], None], cap: float
 ) -> tuple[RunResult, Plan]:
     """Shrink every knob; if the error no longer shows, restore a 1-minimal set of knobs."""
     results: dict[frozenset[str], tuple[RunResult, Plan]] = {}
@@ -95,15 +98,17 @@ def _back_off(
     def test(restored: frozenset[str]) -> Outcome:
         plan = Plan(tuple(k for k in knobs if k.name not in restored))
         say(f"trial sizes: {plan.describe() or 'full size'}")
-        result = attempt(plan, None)
+        result = attempt(plan, cap)
         results[restored] = (result, plan)
         return Passed() if reproduces(result) else Failed(result.status)
 
     everything = frozenset(k.name for k in knobs)
     all_small = test(frozenset())
-    if isinstance(all_small, Passed) or results[frozenset()][0].status == "timeout":
-        return results[frozenset()]  # a shrunk run that hangs is not helped by size
-    say("the shrunk script did not reproduce an autograd error: restoring knobs")
+    if isinstance(all_small, Passed):
+        return results[frozenset()]
+    slow = results[frozenset()][0].status == "timeout"
+    lost = f"took longer than {cap:g} s" if slow else "did not reproduce an autograd error"
+    say(f"the shrunk script {lost}: restoring knobs")
     found = find_minimal(
         sorted(everything), test, known={frozenset(): all_small, everything: Passed()}
     )

@@ -21,7 +21,7 @@ from autoclone.codemods.knobs import (
 )
 from autoclone.repair import repair
 from autoclone.session import Options
-from autoclone.shrink import PROBE, Plan, first_run
+from autoclone.shrink import PROBE, SHRUNK_CAP, Plan, first_run
 from autoclone.trial import ErrorInfo, RunResult
 
 SOURCE = textwrap.dedent(
@@ -180,3 +180,28 @@ def test_tied_sizes_are_restored_and_the_patch_has_no_shrunk_value(tmp_path: Pat
     added = [line for line in report.patch.splitlines() if line.startswith("+ ")]
     assert [line[1:].strip() for line in added] == ["s = s.clone()"]
     assert any("trials ran shrunk" in note for note in report.notes)
+
+
+def test_a_shrunk_run_slower_than_the_cap_is_backed_off_not_kept() -> None:
+    """A batch size shrunk without its dataset made a 7 s failure a 120 s timeout: a
+    shrunk run gets the cap, and one that takes longer is treated as losing the error."""
+    timeouts: list[tuple[frozenset[str], float | None]] = []
+
+    def attempt(plan: Plan, timeout: float | None) -> RunResult:
+        names = frozenset(k.name for k in plan.knobs)
+        timeouts.append((names, timeout))
+        if not plan.knobs:
+            return RunResult("timeout")  # the probe
+        return RunResult("timeout") if "BATCH_SIZE" in names else _autograd_error()
+
+    result, plan = first_run(_knobs(), attempt, shrink=None, timeout=120, say=lambda m: None)
+    assert result.status == "error" and "BATCH_SIZE" not in {k.name for k in plan.knobs}
+    assert all(t == SHRUNK_CAP for names, t in timeouts[1:] if names)
+
+
+def test_a_range_step_is_not_a_count_to_shrink() -> None:
+    """``range(0, N, 256)``: 256 is a batch size over the data; shrunk alone it
+    multiplies the steps. Only the stop of a range is a count."""
+    knobs = find_knobs("for i in range(0, 8192, 256):\n    pass\nfor j in range(300):\n    pass\n",
+                       "train.py")  # fmt: skip
+    assert sorted(k.value for k in knobs) == [300, 8192]

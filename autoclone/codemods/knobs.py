@@ -140,7 +140,10 @@ class _Finder(cst.CSTVisitor):
             self._option(node)
         elif not self.depth and callee in _SIZED:
             kind = COUNT if callee == "range" else SIZE
-            for arg in node.args:
+            args = node.args
+            if callee == "range":  # only the stop is a count: a step (a batch size over
+                args = args[:1] if len(args) == 1 else args[1:2]  # the data) shrunk alone
+            for arg in args:  # multiplies the steps, and a start moves nothing
                 value = _int(arg.value) if arg.keyword is None else None
                 if value is not None and value >= _MIN_LITERAL[kind]:
                     self._add(f"literal {value}", kind, value, "literal", arg)
