@@ -41,6 +41,10 @@ FORWARD_REFERENCE = "forward_reference"
 #: Every backward call keeps its graph: what two backward calls over one graph in one
 #: iteration compute when nothing frees the buffers in between.
 RETAIN_REFERENCE = "retain_reference"
+#: The program as written, an in-place write into a leaf that requires grad (or into a
+#: view of one) done as a plain data write, as under ``torch.no_grad()``: what a script
+#: that edits weights by hand meant, computed without knowing which edit would say so
+LEAF_DATA = "leaf_data"
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -378,6 +382,30 @@ def _storage_keyed_saved_tensors() -> None:
     graph._get_sid = storage_sid
 
 
+def _leaf_writes_as_data() -> Any:
+    """A torch function mode under which an in-place call whose target is a leaf that
+    requires grad, or a view of one, runs with grad disabled (``LEAF_DATA``)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class LeafWritesAsData(TorchFunctionMode):
+        def __torch_function__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", "")
+            target = args[0] if args else None
+            writes = name.endswith("_") or name.startswith("__i") or name == "__setitem__"
+            if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():
+                base = target._base if target._base is not None else target
+                if base.is_leaf and base.requires_grad:
+                    with torch.no_grad():
+                        return func(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    return LeafWritesAsData()
+
+
 def _seed() -> None:
     random.seed(0)
     try:
@@ -494,6 +522,9 @@ def main() -> None:
 
         torch.set_grad_enabled(not limit == 0)  # off from the step that failed
         _run_script(script, argv, state)
+    elif mode == LEAF_DATA:
+        with _leaf_writes_as_data():
+            _run_script(script, argv, state)
     else:
         _run_script(script, argv, state)
 

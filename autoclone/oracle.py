@@ -29,6 +29,9 @@ RETAINED = "retained"  # losses and gradients of a run where no backward frees i
 #: The allow_mutation run up to where it failed with another autograd error (a second
 #: conflict, of another kind): those backward calls' numbers, then finite losses.
 PREFIX = "prefix"
+#: A script that writes into a leaf by hand and may never call backward after it: the
+#: run with leaf writes done as data (``LEAF_DATA``); its numbers and what it printed.
+OUTPUT = "output"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Reference:
     grads: tuple[tuple[Any, ...], ...]
     steps: int  # backward calls a passing run must complete (or the script's end)
     ended: str = ""  # PREFIX: the error that ended the reference run
+    output: str = ""  # OUTPUT: what the reference run printed (its end)
 
     def describe(self) -> str:
         if self.kind == FULL:
@@ -58,6 +62,11 @@ class Reference:
                 "script completed under torch.autograd.graph.allow_mutation_on_saved_tensors() "
                 f"before it met another error ({self.ended}); after those, finite losses up "
                 f"to {self.steps} backward calls"
+            )
+        if self.kind == OUTPUT:
+            return (
+                "the output and the losses and gradients of the original script run with its "
+                "in-place writes into leaves done as data writes (as under torch.no_grad())"
             )
         if self.kind == FINITE:
             return (
@@ -99,6 +108,8 @@ def judge(result: RunResult, reference: Reference) -> Outcome:
         return _judge_finite(result)
     if reference.kind in (FIRST_LOSS, PREFIX):
         return _judge_first_loss(result, reference)
+    if reference.kind == OUTPUT and result.stdout != reference.output:
+        return Failed("numbers", "the script printed something else than the reference did")
     diff = compare(result, reference)
     return Failed("numbers", diff) if diff else Passed()
 

@@ -3,7 +3,9 @@
 * same numbers: the original run under ``allow_mutation_on_saved_tensors`` for a version
   error (every forward value as written, every saved tensor as it was when saved), else
   the failing step's forward pass with grad disabled, which keeps the program's aliasing
-  that the eager view errors forbid;
+  that the eager view errors forbid; for a leaf written by hand where that cannot run (a
+  weight edited after an attribution that needs grad, with no backward after it), the
+  program with its leaf writes done as data writes, compared by what it prints;
 * retained: the original run with no backward call freeing its graph, which also records
   which optimizers each backward call reached (``autoclone.leaks``);
 * none: a detach changes what is differentiated on purpose, so only K finite steps.
@@ -15,10 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone.child import FORWARD_REFERENCE, REFERENCE, RETAIN_REFERENCE
+from autoclone.child import FORWARD_REFERENCE, LEAF_DATA, REFERENCE, RETAIN_REFERENCE
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes.base import NONE, RETAINED
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, PREFIX, Reference
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference
 from autoclone.oracle import RETAINED as RETAINED_NUMBERS
 from autoclone.session import Project
 from autoclone.trial import Runner, RunResult, RunSpec
@@ -136,4 +138,18 @@ def _same_numbers(
         return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
     if ref.status == "completed" and len(ref.losses) == before:
         return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
+    if kind == cls.LEAF_INPLACE:
+        return _leaf_data(limit, project, runner, say)
     return None
+
+
+def _leaf_data(
+    limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]
+) -> Reference | None:
+    """The script with its writes into leaves done as data, to its end or ``limit``:
+    its backward calls' numbers and what it printed."""
+    say("computing reference numbers (leaf writes done as data writes)")
+    ref = runner.run(project.spec(mode=LEAF_DATA, limit=limit))
+    if ref.status not in ("completed", "stopped"):
+        return None
+    return Reference(OUTPUT, ref.losses, ref.grads, ref.backward, output=ref.stdout)

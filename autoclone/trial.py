@@ -70,6 +70,8 @@ class RunResult:
     #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
     reached: Mapping[str, int] = field(default_factory=dict)
     unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
+    #: The end of what the script printed (a reference by printed output compares it)
+    stdout: str = ""
     #: Lines where a loss took labels that require grad (``autoclone.labels``)
     label_grads: tuple[tuple[str, int], ...] = ()
     #: A traced run that went on past its first version conflict (``RunSpec.past_conflict``):
@@ -275,7 +277,8 @@ class Runner:
             return _load(trial / "result.json", project, text, seconds)  # as at the conflict
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
-        return _load(trial / "result.json", project, text, seconds)
+        result = _load(trial / "result.json", project, text, seconds)
+        return replace(result, stdout=outputs.tail(trial / "stdout", _STDOUT_KEPT))
 
     def _launched(
         self, project: Path, env: dict[str, str], trial: Path, timeout: float
@@ -527,6 +530,10 @@ def _relative_diagnosis(value: Any, project: Path) -> Any:
             for k, v in value.items()
         }
     return value
+
+
+#: Bytes of a run's stdout kept on its result (its end).
+_STDOUT_KEPT = 65536
 
 
 def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunResult:

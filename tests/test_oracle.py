@@ -51,3 +51,14 @@ def test_a_patch_that_leaves_a_trained_tensor_without_gradient_is_named() -> Non
     assert untrained(original, {"16x8": 2, "8": 3, "": 1, "4": 1}) is None
     lost = untrained(original, {"16x8": 1, "8": 1})
     assert lost is not None and "1 of shape [16, 8]" in lost and "1 of shape []" in lost
+
+
+def test_a_reference_by_output_rejects_a_run_that_printed_something_else() -> None:
+    """The leaf-writes-as-data reference (a weight edited by hand, no backward after it):
+    the same numbers are not enough, the printed output must be the reference's too."""
+    from autoclone.oracle import OUTPUT
+
+    ref = Reference(OUTPUT, (), (), 0, output="p(2) after 0.273033\n")
+    assert isinstance(judge(RunResult("completed", stdout="p(2) after 0.273033\n"), ref), Passed)
+    outcome = judge(RunResult("completed", stdout="p(2) after 0.378385\n"), ref)
+    assert isinstance(outcome, Failed) and outcome.kind == "numbers"
