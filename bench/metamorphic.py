@@ -44,7 +44,7 @@ import score  # noqa: E402 - bench/unseen/score.py: copy, repair, patch, compare
 LIB = "shape_lib"
 #: Expected fields a variant cannot honour as they are (line numbers move; launchers and
 #: device mappings need their own runner): such cases are left out.
-_SKIP_KEYS = ("launcher", "cpu_mapping", "check_set")
+_SKIP_KEYS = ("launcher", "cpu_mapping", "check_set", "timeout")
 
 
 _DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)
@@ -91,10 +91,13 @@ def to_main(source: str) -> str | None:
     parts = _split(source)
     if parts is None:
         return None
-    head, script, _ = parts
+    head, script, stmts = parts
+    name = "main"
+    while name in _bound(stmts) or name in source:  # the script's own main() stays its own
+        name += "_"
     body = textwrap.indent("\n".join(script), "    ")
-    return "\n".join([*head, "", "def main():", body, "", "", 'if __name__ == "__main__":',
-                      "    main()", ""])  # fmt: skip
+    return "\n".join([*head, "", f"def {name}():", body, "", "", 'if __name__ == "__main__":',
+                      f"    {name}()", ""])  # fmt: skip
 
 
 def _bound(stmts: list[ast.stmt]) -> list[str]:
