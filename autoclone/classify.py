@@ -10,18 +10,22 @@ import re
 INPLACE_VERSION = "inplace_version"
 MULTI_OUTPUT_VIEW = "multi_output_view"
 NO_GRAD_VIEW = "no_grad_view"
+#: An output of a custom autograd Function (a full backward hook's ``BackwardHookFunction``
+#: too) is a view, and is written in place: ``nn.ReLU(inplace=True)`` after a hooked layer
+CUSTOM_FUNCTION_VIEW = "custom_function_view"
 LEAF_INPLACE = "leaf_inplace"
 BACKWARD_TWICE = "backward_twice"
 NO_GRAPH = "no_graph"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
-CLONE_FIXABLE = frozenset({INPLACE_VERSION, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW})
+CLONE_FIXABLE = frozenset({INPLACE_VERSION, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW, CUSTOM_FUNCTION_VIEW})
 
 _PATTERNS = (
     (INPLACE_VERSION, "needed for gradient computation has been modified by an inplace operation"),
     (MULTI_OUTPUT_VIEW, "This view is the output of a function that returns multiple views"),
     (NO_GRAD_VIEW, "A view was created in no_grad mode and"),
+    (CUSTOM_FUNCTION_VIEW, "This view was created inside a custom Function"),
     (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
     (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
     (NO_GRAPH, "does not require grad and does not have a grad_fn"),
@@ -33,6 +37,8 @@ DESCRIPTIONS = {
     MULTI_OUTPUT_VIEW: "an output of a multi-view function (unbind, split, chunk) "
     "was modified in place",
     NO_GRAD_VIEW: "a view created under no_grad was modified in place with grad enabled",
+    CUSTOM_FUNCTION_VIEW: "an output of a custom autograd Function (or a backward hook) "
+    "was modified in place",
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
     NO_GRAPH: "backward was called on a tensor that no graph leads to",

@@ -190,14 +190,15 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         previous = _first_own(traced.get("previous_backward_frames"), own)
         return replace(base, evidence="tracer", previous_backward=previous,
                        stepped=bool(traced.get("stepped")))  # fmt: skip
-    if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW):
-        view = traced["view"]
-        mutation = _first_own(traced["mutation"]["frames"], own) or failing
+    if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
+        view = traced.get("view") or {}
+        written = traced["mutation"]
         return replace(
             base,
-            view=_first_own(view["frames"], own),
-            view_op=view["op"],
-            mutation=mutation,
+            view=_first_own(view.get("frames"), own),
+            view_op=view.get("op", ""),
+            mutation=_first_own(written["frames"], own) or failing,
+            module_built=_first_own(written.get("module_frames"), own),
             evidence="tracer",
         )
     saved = _first_own(list(reversed(first.forward_frames)), own)
@@ -308,6 +309,15 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             f"View created under no_grad at {where(d.view, lines)} by {d.view_op}(); "
             "writing into it with grad enabled would change a tensor autograd tracks "
             "without autograd seeing the write."
+        )
+    elif d.error_class == cls.CUSTOM_FUNCTION_VIEW:
+        built = f" (built at {where(d.module_built, lines)})" if d.module_built else ""
+        parts.append(
+            "The tensor written is the output of a custom autograd Function or of a full "
+            "backward hook's BackwardHookFunction, which hands its input on as a view; "
+            "autograd forbids writing into it in place, as that would bypass the Function's "
+            f"backward. A module that writes in place{built} must write into a new tensor, or "
+            "the output must be cloned first."
         )
     elif d.view is not None:
         parts.append(

@@ -468,15 +468,21 @@ class Tracer:
         del self.mutations[:-256]  # only recent writes can explain the next stale read
 
     def _diagnose_view_error(self, args: Any) -> None:
+        """A write autograd refused eagerly: where, by which library module if one wrote
+        (``nn.ReLU(inplace=True)`` after a hooked layer), and the view's origin if known."""
+        module = _running_module()
+        mutation = {"frames": self.frames(), "epoch": self.epoch,
+                    "module_frames": self.modules.get(id(module), []) if module else []}
         for t in _tensors(args, {}):
             entry = self.views.get(id(t))
             if entry is not None and entry[0]() is t:
                 self.diagnosis = {
                     "kind": entry[3],
                     "view": {"frames": entry[1], "op": entry[2]},
-                    "mutation": {"frames": self.frames(), "epoch": self.epoch},
+                    "mutation": mutation,
                 }
                 return
+        self.diagnosis = {"kind": "view_write", "mutation": mutation}
 
 
 _CALL_IMPL = torch.nn.Module._call_impl.__code__

@@ -338,8 +338,10 @@ class SiteFinder(cst.CSTVisitor):
                 self._add_inplace(node, node.args[0].value, function_style=True)
             elif node.args and isinstance(func, cst.Name):
                 self._add_inplace(node, node.args[0].value, function_style=True)
-        elif _has_inplace_true(node) and node.args:
-            self._add_inplace(node, node.args[0].value, function_style=True)
+        elif _has_inplace_true(node):  # ``F.relu(x, inplace=True)`` writes into x; a
+            positional = [a for a in node.args if a.keyword is None and a.star == ""]
+            if positional:  # module built with ``inplace=True`` writes nothing here
+                self._add_inplace(node, positional[0].value, function_style=True)
         if name in _INERT_CALLS and isinstance(func, cst.Name):
             return
         for arg in node.args:
@@ -516,7 +518,7 @@ class SiteFinder(cst.CSTVisitor):
         """Rebinding ``x = x.clone()`` must not turn a global or closure name into a local."""
         if isinstance(base, cst.Attribute):
             return _base_of(base) is not None
-        if not isinstance(base, cst.Name):
+        if not isinstance(base, cst.Name) or base.value in ("True", "False", "None"):
             return False
         scope = self.get_metadata(ScopeProvider, base, None)
         if scope is None or isinstance(scope, ClassScope):

@@ -1,0 +1,141 @@
+"""Every wording of the autograd errors that torch 2.13 raises is named by its class.
+
+Each case makes real torch raise its message (no message is typed in here), so a torch
+that words an error differently fails this test instead of turning a repairable error
+into ``not_autograd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn as nn
+
+from autoclone import classify as cls
+
+
+class _Ident(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: object, g: torch.Tensor) -> torch.Tensor:
+        return g
+
+
+class _AsIs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @staticmethod
+    def backward(ctx: object, g: torch.Tensor) -> torch.Tensor:
+        return g
+
+
+def _grad_tensor(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, requires_grad=True) * 2  # not a leaf
+
+
+def _saved_output() -> None:
+    y = _grad_tensor(3).sigmoid()
+    y.zero_()
+    y.sum().backward()
+
+
+def _saved_input() -> None:
+    x = _grad_tensor(3, 3)
+    y = x @ x
+    x.add_(1)
+    y.sum().backward()
+
+
+def _unbind() -> None:
+    a, _ = _grad_tensor(2, 3).unbind(0)
+    a.add_(1)
+
+
+def _split_as_strided() -> None:
+    a, _ = _grad_tensor(4).split(2)
+    torch.as_strided(a, (2,), (1,)).add_(1)
+
+
+def _no_grad_view() -> None:
+    x = _grad_tensor(3)
+    with torch.no_grad():
+        v = x[:2]
+    v.add_(1)
+
+
+def _no_grad_view_base() -> None:
+    x = _grad_tensor(3)
+    with torch.no_grad():
+        v = x[:2]
+    x.add_(1)
+    (v * 2).sum().backward()
+
+
+def _backward_hook() -> None:
+    layer = nn.Linear(3, 3)
+    layer.register_full_backward_hook(lambda m, gi, go: None)
+    nn.ReLU(inplace=True)(layer(torch.randn(2, 3, requires_grad=True)))
+
+
+def _custom_view() -> None:
+    _Ident.apply(_grad_tensor(3)).add_(1)
+
+
+def _custom_as_is() -> None:
+    _AsIs.apply(_grad_tensor(3)).add_(1)
+
+
+def _leaf() -> None:
+    torch.randn(3, requires_grad=True).add_(1)
+
+
+def _leaf_view() -> None:
+    w = torch.randn(3, 3, requires_grad=True)
+    w[:, 0] += 1
+
+
+def _twice() -> None:
+    y = _grad_tensor(3).exp().sum()
+    y.backward()
+    y.backward()
+
+
+def _no_graph() -> None:
+    torch.randn(3).sum().backward()
+
+
+def _not_autograd() -> None:
+    torch.randn(2, 3) @ torch.randn(2, 3)
+
+
+CASES: dict[str, tuple[Callable[[], None], str]] = {
+    "output saved, written": (_saved_output, cls.INPLACE_VERSION),
+    "input saved, written": (_saved_input, cls.INPLACE_VERSION),
+    "unbind output written": (_unbind, cls.MULTI_OUTPUT_VIEW),
+    "as_strided of a split output written": (_split_as_strided, cls.MULTI_OUTPUT_VIEW),
+    "view made under no_grad written": (_no_grad_view, cls.NO_GRAD_VIEW),
+    "base of a no_grad view written": (_no_grad_view_base, cls.NO_GRAD_VIEW),
+    "BackwardHookFunction output written": (_backward_hook, cls.CUSTOM_FUNCTION_VIEW),
+    "custom Function's view written": (_custom_view, cls.CUSTOM_FUNCTION_VIEW),
+    "custom Function's input returned as-is, written": (_custom_as_is, cls.CUSTOM_FUNCTION_VIEW),
+    "leaf written": (_leaf, cls.LEAF_INPLACE),
+    "view of a leaf written": (_leaf_view, cls.LEAF_INPLACE),
+    "backward twice": (_twice, cls.BACKWARD_TWICE),
+    "no graph": (_no_graph, cls.NO_GRAPH),
+    "shape mismatch": (_not_autograd, cls.NOT_AUTOGRAD),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_wording_torch_raises_is_named(case: str) -> None:
+    raise_it, expected = CASES[case]
+    with pytest.raises(RuntimeError) as caught:
+        raise_it()
+    assert cls.classify(str(caught.value)) == expected, str(caught.value)
