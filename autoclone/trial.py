@@ -369,6 +369,8 @@ class Runner:
             asked = env["OMP_NUM_THREADS"]
             env["OMP_NUM_THREADS"] = str(min(share, int(asked) if asked.isdigit() else 1))
         env.setdefault("PYTHONHASHSEED", "0")
+        for name, value in _OFFLINE.items():  # a trial never logs to, or fetches from, a
+            env.setdefault(name, value)  # service: the user's runs are theirs to publish
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         temp = os.path.realpath(trial / "tmp")  # removed with the trial, with all left in it
         env.update({"TMPDIR": temp, "TEMP": temp, "TMP": temp})
@@ -531,6 +533,11 @@ def _relative_diagnosis(value: Any, project: Path) -> Any:
         }
     return value
 
+
+#: Online loggers and model hubs, offline in every trial unless the user's environment
+#: says otherwise (Weights & Biases, Hugging Face Hub, transformers, datasets, Comet).
+_OFFLINE = {"WANDB_MODE": "offline", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1", "COMET_MODE": "offline"}  # fmt: skip
 
 #: Bytes of a run's stdout kept on its result (its end).
 _STDOUT_KEPT = 65536

@@ -346,3 +346,17 @@ def test_a_patch_that_newly_trains_a_loss_on_its_labels_is_named() -> None:
     assert new_label_gradients([], []) is None
     why = new_label_gradients([("a.py", 3), ("b.py", 7)], [("a.py", 3)])
     assert why is not None and "b.py:7" in why and "labels" in why
+
+
+def test_a_trial_keeps_online_loggers_and_hubs_offline(tmp_path: Path, window: Path) -> None:
+    """A trial must not publish a run to a tracking service or download from a hub; what
+    the user's environment sets itself is kept."""
+    source = (
+        "import os\n"
+        "names = ['WANDB_MODE', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'COMET_MODE']\n"
+        "open(os.environ['OUT'], 'w').write(' '.join(os.environ.get(n, '-') for n in names))\n"
+    )
+    out = window / "env.txt"
+    runner = _runner(tmp_path, source, env={"OUT": str(out), "COMET_MODE": "disabled"})
+    assert runner.run(RunSpec({})).status == "completed"
+    assert out.read_text() == "offline 1 1 disabled"
