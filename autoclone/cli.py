@@ -22,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from autoclone import __version__, batch, fixes, lifecycle, progress
+from autoclone import __version__, batch, config, fixes, lifecycle, progress
 from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
@@ -597,7 +597,13 @@ def _main(argv: list[str]) -> int:
     command = typer.main.get_command(app)
     own, script_args = _split_at_dashes(argv)
     try:
-        code = command.main(args=own, prog_name="autoclone", standalone_mode=False, obj=script_args)
+        defaults = config.default_map(Path.cwd())
+    except config.ConfigError as exc:
+        _err(f"autoclone: error: {exc}")
+        return 2
+    try:
+        code = command.main(args=own, prog_name="autoclone", standalone_mode=False,
+                            obj=script_args, default_map=defaults)  # fmt: skip
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.TyperException as exc:

@@ -264,3 +264,33 @@ def test_kind_summary_keeps_calls_and_drops_asides() -> None:
     assert kind_summary(doc) == "D(fake.detach()): the forgotten detach"
     doc = "An in-place write (``token += pos``, in a helper)\nmade out of place: more."
     assert kind_summary(doc) == "An in-place write made out of place"
+
+
+def test_settings_in_pyproject_are_defaults_and_the_command_line_wins(broken: Path) -> None:
+    """``[tool.autoclone]`` in the nearest pyproject.toml above the current folder."""
+    (broken.parent / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.autoclone]\nsteps = 1\nset = { EPOCHS = "abc" }\n'
+    )
+    app = broken.parent / "app"  # the nearest pyproject.toml is the parent folder's
+    app.mkdir()
+    (app / "train.py").write_text(BROKEN)
+    shown = autoclone("fix", "train.py", "--dry-run", "--format", "json", "--set", "EPOCHS=5",
+                      cwd=app)  # fmt: skip
+    report = json.loads(shown.stdout)
+    assert shown.returncode == 0 and report["steps"]["k"] == 1, shown.stderr
+    refused = autoclone("fix", "train.py", "--dry-run", cwd=app)  # the table's --set value
+    assert refused.returncode == 2 and "EPOCHS" in refused.stderr
+    chosen = autoclone("fix", "train.py", "--dry-run", "--format", "json", "--steps", "2",
+                       "--set", "EPOCHS=5", cwd=app)  # fmt: skip
+    assert json.loads(chosen.stdout)["steps"]["k"] == 2
+
+
+def test_an_unknown_setting_in_pyproject_is_one_line_and_exit_2(broken: Path) -> None:
+    (broken.parent / "pyproject.toml").write_text("[tool.autoclone]\nstep = 1\n")
+    done = autoclone("fix", "train.py", "--dry-run", cwd=broken.parent)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"autoclone: error: {broken.parent / 'pyproject.toml'}: [tool.autoclone] has no "
+        "setting 'step' (settings: allow-outside-writes, budget, device, jobs, launcher, nproc, "
+        "root, set, shrink, steps, timeout)"
+    ]
