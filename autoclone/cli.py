@@ -22,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from autoclone import __version__, batch, config, fixes, lifecycle, progress
+from autoclone import __version__, batch, config, fixes, github, lifecycle, progress
 from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
@@ -51,6 +51,7 @@ class Device(str, Enum):
 class Format(str, Enum):
     text = "text"
     json = "json"
+    github = "github"  # workflow commands: explain, and fix --check
 
 
 class Launcher(str, Enum):
@@ -188,7 +189,9 @@ def fix(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
     ] = False,
-    fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="text, json, or github (annotations; --check).")
+    ] = Format.text,
     timeout: Annotated[
         float, typer.Option(callback=_timeout, help="Seconds allowed for each run.")
     ] = 120.0,
@@ -252,6 +255,9 @@ def fix(
     if jobs is not None:
         options = replace(options, jobs=jobs)
     shown = fmt is Format.text or verbose
+    if fmt is Format.github and not check:
+        raise typer.BadParameter("github annotations are for explain and fix --check",
+                                 param_hint="--format")  # fmt: skip
     if check or len(paths) > 1 or paths[0].is_dir():
         raise typer.Exit(_fix_many(paths, options, fmt, dry_run, check, shown))
     raise typer.Exit(_fix_one(options, fmt, dry_run, shown, patch_file))
@@ -320,11 +326,22 @@ def _fix_many(
     lifecycle.finish()
     if fmt is Format.json:
         _out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
+    elif fmt is Format.github:
+        _out("".join(line + "\n" for o in outcomes for line in _annotations(o, options)))
     elif mode == batch.DRY_RUN and batch.combined_patch(outcomes):
         _out(batch.combined_patch(outcomes))
     _err(batch.table(outcomes))
     _err(f"autoclone: {batch.totals(outcomes, mode)}")
     return batch.worst(outcomes, check=check)
+
+
+def _annotations(outcome: batch.Outcome, options: Options) -> list[str]:
+    """One script's ``--check`` finding as a GitHub workflow command, paths from here."""
+    cwd = options.cwd.resolve()
+    root = (options.root or outcome.path.resolve().parent).resolve()
+    shown = Path(os.path.relpath(root, cwd))
+    script = Path(os.path.relpath(outcome.path.resolve(), cwd)).as_posix()
+    return github.for_check(outcome.report, script, shown, outcome.last_line)
 
 
 def _ending_of(outcome: batch.Outcome, mode: str) -> list[str]:
@@ -413,7 +430,9 @@ def explain(
     script_args: Annotated[
         list[str] | None, typer.Argument(help="Arguments for the script, after --.")
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="text or json on stdout.")] = Format.text,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="text, json, or github (workflow annotations).")
+    ] = Format.text,
     timeout: Annotated[
         float, typer.Option(callback=_timeout, help="Seconds allowed for the run.")
     ] = 120.0,
@@ -452,6 +471,8 @@ def explain(
     if fmt is Format.json:
         data = result.as_json()
         _out(json.dumps(nbk.explain_json(data, view) if view else data, indent=2) + "\n")
+    elif fmt is Format.github:
+        _out("".join(line + "\n" for line in github.from_editor_lines(result.editor)))
     elif result.text:
         _out(result.text + "\n" + "\n".join(result.editor) + "\n")
     if result.status == rp.BAD_INPUT:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 import sys
 import weakref
 from collections.abc import Iterable, Mapping
@@ -45,6 +46,12 @@ _STAMP = "autoclone"
 _THIS_FILE = __file__
 
 #: Ops whose outputs are several views of one input (the multi-output view error).
+#: The errors autograd raises at the write itself (the view and leaf families): the others
+#: (a version error, a second backward) are raised in backward and diagnosed there.
+_EAGER_VIEW_ERROR = re.compile(
+    r"is a view and is being modified inplace|A view was created in no_grad mode"
+    r"|leaf Variable that requires grad is being used in an in-place operation"
+)
 _MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
 
 
@@ -310,8 +317,9 @@ class Tracer:
         self._new = None
         try:
             out = func(*args, **kwargs) if kwargs else func(*args)
-        except RuntimeError:
-            self._diagnose_view_error(args)
+        except RuntimeError as exc:
+            if _EAGER_VIEW_ERROR.search(str(exc)):  # refused at the write, not in backward
+                self._diagnose_view_error(args)
             raise
         finally:
             created = self._new

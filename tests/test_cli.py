@@ -294,3 +294,25 @@ def test_an_unknown_setting_in_pyproject_is_one_line_and_exit_2(broken: Path) ->
         "setting 'step' (settings: allow-outside-writes, budget, device, jobs, launcher, nproc, "
         "root, set, shrink, steps, timeout)"
     ]
+
+
+def test_github_annotations_for_explain_and_check(broken: Path) -> None:
+    """``--format github``: workflow commands GitHub shows on the pull request's lines."""
+    folder = broken.parent / "src"
+    folder.mkdir()
+    broken.rename(folder / "train.py")
+    (folder / "fine.py").write_text("import torch\nprint(torch.ones(2).sum().item())\n")
+    explained = autoclone("explain", "src/train.py", "--format", "github", cwd=broken.parent)
+    lines = explained.stdout.splitlines()
+    assert "::error file=src/train.py,line=11,title=autoclone::modified in place here" in (
+        lines[-1].split(": RuntimeError")[0]
+    ), explained.stdout
+    assert any(line.startswith("::notice file=src/train.py,line=9,") for line in lines)
+    checked = autoclone("fix", "--check", "src", "--format", "github", cwd=broken.parent)
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines() == [
+        line for line in checked.stdout.splitlines() if line.startswith("::error file=src/")
+    ]
+    assert len(checked.stdout.splitlines()) == 1 and ",line=11," in checked.stdout
+    refused = autoclone("fix", "src/train.py", "--format", "github", cwd=broken.parent)
+    assert refused.returncode == 2 and "--check" in refused.stderr
