@@ -1,0 +1,75 @@
+"""The same bug in another shape of code gets a patch that computes the expert's numbers.
+
+A time-boxed slice of ``bench/metamorphic.py`` (which runs every case in every shape): a
+few fixtures, one per family that a shape used to break, rewritten with the bench's own
+transforms into ``def main()`` under a ``__main__`` guard and into a package of two files,
+repaired for real, the patch applied with git and run against the transformed expert.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from autoclone.repair import repair
+from autoclone.session import Options
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("metamorphic", ROOT / "bench/metamorphic.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+CASES = [
+    ("ppo_old_log_probs", "main"),  # a value made before the update loop, read by each pass
+    ("lstm_tuple_hidden", "module"),  # the model in a module, the loop in main()
+    ("module_attribute_state", "main+module"),  # state on a module built in another file
+    ("exp_output_modified", "main"),  # a version conflict, saved and written in forward
+]
+
+
+def _run(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "input.py"], cwd=folder, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "shape"), CASES, ids=[f"{c}-{s}" for c, s in CASES])
+def test_a_fixture_in_another_shape_gets_a_patch_with_the_experts_numbers(
+    case: str, shape: str, tmp_path: Path
+) -> None:
+    moved = BENCH.variant(ROOT / "fixtures" / case, BENCH.TRANSFORMS[shape], tmp_path / "case")
+    assert moved is not None, "the transform applies to this fixture"
+    expert = tmp_path / "expert"
+    shutil.copytree(moved, expert, ignore=shutil.ignore_patterns("expert", "expected.json"))
+    shutil.copytree(moved / "expert", expert, dirs_exist_ok=True)
+    original = _run(_original_expert(case, tmp_path))
+    wanted = _run(expert)
+    assert wanted.returncode == 0 and wanted.stdout == original.stdout, "same program"
+    shutil.rmtree(moved / "expert")
+    (moved / "expected.json").unlink()
+    report = repair(Options(script=moved / "input.py", cwd=moved, timeout=60.0))
+    assert report.status == "fixed", report.summary
+    applied = subprocess.run(["git", "apply", "-"], input=report.patch, cwd=moved, text=True,
+                             capture_output=True)  # fmt: skip
+    assert applied.returncode == 0, applied.stderr
+    patched = _run(moved)
+    assert patched.returncode == 0 and patched.stdout == wanted.stdout, patched.stderr[-500:]
+
+
+def _original_expert(case: str, tmp_path: Path) -> Path:
+    folder = tmp_path / "original"
+    shutil.copytree(ROOT / "fixtures" / case, folder)
+    shutil.copy(folder / "expert.py", folder / "input.py")
+    return folder
