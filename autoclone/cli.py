@@ -22,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from autoclone import __version__, batch, config, fixes, github, lifecycle, progress
+from autoclone import __version__, batch, config, fixes, github, lifecycle, progress, sarif
 from autoclone import notebook as nbk
 from autoclone import report as rp
 from autoclone.explain import explain_script
@@ -52,6 +52,7 @@ class Format(str, Enum):
     text = "text"
     json = "json"
     github = "github"  # workflow commands: explain, and fix --check
+    sarif = "sarif"  # one SARIF 2.1.0 log: explain, and fix --check
 
 
 class Launcher(str, Enum):
@@ -190,7 +191,7 @@ def fix(
         bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
     ] = False,
     fmt: Annotated[
-        Format, typer.Option("--format", help="text, json, or github (annotations; --check).")
+        Format, typer.Option("--format", help="text, json, github or sarif (those two: --check).")
     ] = Format.text,
     timeout: Annotated[
         float, typer.Option(callback=_timeout, help="Seconds allowed for each run.")
@@ -255,9 +256,9 @@ def fix(
     if jobs is not None:
         options = replace(options, jobs=jobs)
     shown = fmt is Format.text or verbose
-    if fmt is Format.github and not check:
-        raise typer.BadParameter("github annotations are for explain and fix --check",
-                                 param_hint="--format")  # fmt: skip
+    if fmt in (Format.github, Format.sarif) and not check:
+        what = "github annotations are" if fmt is Format.github else "a SARIF log is"
+        raise typer.BadParameter(f"{what} for explain and fix --check", param_hint="--format")
     if check or len(paths) > 1 or paths[0].is_dir():
         raise typer.Exit(_fix_many(paths, options, fmt, dry_run, check, shown))
     raise typer.Exit(_fix_one(options, fmt, dry_run, shown, patch_file))
@@ -313,7 +314,7 @@ def _fix_many(
         _err(f"autoclone: error: {exc}")
         return 2
     mode = batch.CHECK if check else batch.DRY_RUN if dry_run else batch.WRITE
-    if fmt is Format.json or mode == batch.DRY_RUN:
+    if fmt in (Format.json, Format.sarif) or mode == batch.DRY_RUN:
         _need_stdout()
     job = batch.Batch(tuple(scripts), options, mode)
     with progress.for_stderr(enabled=shown, write=_err) as display:
@@ -328,6 +329,9 @@ def _fix_many(
         _out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
     elif fmt is Format.github:
         _out("".join(line + "\n" for o in outcomes for line in _annotations(o, options)))
+    elif fmt is Format.sarif:
+        found = [(o.report, *_from_here(o, options), o.last_line) for o in outcomes]
+        _out(sarif.dumps(sarif.checked(found, options.cwd)))
     elif mode == batch.DRY_RUN and batch.combined_patch(outcomes):
         _out(batch.combined_patch(outcomes))
     _err(batch.table(outcomes))
@@ -337,11 +341,16 @@ def _fix_many(
 
 def _annotations(outcome: batch.Outcome, options: Options) -> list[str]:
     """One script's ``--check`` finding as a GitHub workflow command, paths from here."""
+    return github.for_check(outcome.report, *_from_here(outcome, options), outcome.last_line)
+
+
+def _from_here(outcome: batch.Outcome, options: Options) -> tuple[str, Path]:
+    """One script of ``--check`` and its project root, as paths from where the command
+    ran (annotations and SARIF name files from there)."""
     cwd = options.cwd.resolve()
     root = (options.root or outcome.path.resolve().parent).resolve()
     shown = Path(os.path.relpath(root, cwd))
-    script = Path(os.path.relpath(outcome.path.resolve(), cwd)).as_posix()
-    return github.for_check(outcome.report, script, shown, outcome.last_line)
+    return Path(os.path.relpath(outcome.path.resolve(), cwd)).as_posix(), shown
 
 
 def _ending_of(outcome: batch.Outcome, mode: str) -> list[str]:
@@ -431,7 +440,8 @@ def explain(
         list[str] | None, typer.Argument(help="Arguments for the script, after --.")
     ] = None,
     fmt: Annotated[
-        Format, typer.Option("--format", help="text, json, or github (workflow annotations).")
+        Format,
+        typer.Option("--format", help="text, json, github (workflow annotations) or sarif."),
     ] = Format.text,
     timeout: Annotated[
         float, typer.Option(callback=_timeout, help="Seconds allowed for the run.")
@@ -473,6 +483,8 @@ def explain(
         _out(json.dumps(nbk.explain_json(data, view) if view else data, indent=2) + "\n")
     elif fmt is Format.github:
         _out("".join(line + "\n" for line in github.from_editor_lines(result.editor)))
+    elif fmt is Format.sarif:
+        _out(sarif.dumps(sarif.explained(result, options.cwd)))
     elif result.text:
         _out(result.text + "\n" + "\n".join(result.editor) + "\n")
     if result.status == rp.BAD_INPUT:
