@@ -46,6 +46,9 @@ RETAIN_REFERENCE = "retain_reference"
 #: that edits weights by hand meant, computed without knowing which edit would say so
 LEAF_DATA = "leaf_data"
 
+#: Backward calls whose reach and following optimizer steps are recorded
+_CALLS = 256
+
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
@@ -78,6 +81,10 @@ class _State:
         #: The script's optimizers, held until the result is written (a script that ran to
         #: its end has dropped its own references by then); a few dozen at most
         self.optimizers: list[Any] = []
+        #: Per backward call (the first ``_CALLS``): the optimizers (by index) some of whose
+        #: parameters it reached, and the optimizers that stepped after it, before the next
+        self.call_reach: list[list[int]] = []
+        self.steps_after: list[list[int]] = []
         self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
         self.labels: labels.Seen | None = None  # losses whose labels require grad
 
@@ -85,6 +92,25 @@ class _State:
         for leaf in leaves:
             if not self._was_reached(leaf):
                 self.reached[id(leaf)] = (weakref.ref(leaf), _shape_key(leaf))
+
+    def note_call(self, leaves: list[Any]) -> None:
+        """Which optimizers this backward call gives gradients to (before it runs, so the
+        call that fails is counted too)."""
+        if len(self.call_reach) >= _CALLS:
+            return
+        ids = {id(leaf) for leaf in leaves}
+        self.call_reach.append([
+            i for i, optimizer in enumerate(self.optimizers)
+            if any(id(p) in ids for group in optimizer.param_groups for p in group["params"])
+        ])  # fmt: skip
+        self.steps_after.append([])
+
+    def note_step(self, optimizer: Any) -> None:
+        """An optimizer stepped: after the last backward call made so far."""
+        if 0 < self.backward <= len(self.steps_after):
+            index = next((i for i, o in enumerate(self.optimizers) if o is optimizer), -1)
+            if index >= 0 and index not in self.steps_after[self.backward - 1]:
+                self.steps_after[self.backward - 1].append(index)
 
     def _was_reached(self, tensor: Any) -> bool:
         known = self.reached.get(id(tensor))
@@ -137,6 +163,8 @@ class _State:
             "peak_mb": _peak_mb(),
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
+            "call_reach": self.call_reach,
+            "steps_after": self.steps_after,
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
             "label_grads": self.labels.lines if self.labels is not None else [],
             **(self.watch.result() if self.watch is not None else {}),
@@ -239,6 +267,7 @@ def _install_backward_counter(state: _State) -> None:
             state.stop()  # the loss of the step that failed, computed with grad off
         leaves = _leaves(roots)
         state.note_reached(leaves)
+        state.note_call(leaves)
         if state.mode == RETAIN_REFERENCE:
             args, kwargs = _retained(args, kwargs)
         if state.tracer is not None:
@@ -286,6 +315,9 @@ def _install_optimizer_registry(state: _State) -> None:
             state.optimizers.append(self)
 
     torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign]
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: state.note_step(optimizer))
 
 
 def _retained(

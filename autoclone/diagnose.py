@@ -64,6 +64,9 @@ class Diagnosis:
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
+    #: Where the first loss read the value the failing one reads again, when that is
+    #: another line (``first_read``)
+    first_read: Frame | None = None
     saved_frames: tuple[Frame, ...] = ()  # the saving op's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
     stepped: bool = False  # an optimizer stepped between that call and the failing one
@@ -89,7 +92,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 
 _FRAMES = ("failing", "saved", "mutation", "module_built", "carry_consumer", "carry_producer",
-           "previous_backward", "view", "state_at")  # fmt: skip
+           "previous_backward", "view", "state_at", "first_read")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -124,7 +127,33 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     exit of a deeply supervised net): that is one iteration."""
     made, read = d.carry_producer, d.carry_consumer
     within = made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
-    return within and not (d.stepped and d.previous_backward == d.failing)
+    one_read = d.first_read is None  # every pass reads it on the same lines: a carry
+    return within and not (d.stepped and d.previous_backward == d.failing and one_read)
+
+
+def _first_read(carry: Mapping[str, Any], own: Collection[str]) -> Frame | None:
+    """Where the first loss read the shared value, when the failing pass did not read it
+    there: the first frame, from the outside in, where that read's user frames part from
+    the failing read's. Both backward calls can be one line (a trainer's engine,
+    Lightning's automatic optimization calling ``backward`` for each optimizer in turn):
+    the reads tell two losses sharing one graph (a GAN's ``D(fake)`` in its discriminator
+    step, read again in its generator step) from one loss reading it again on every pass,
+    on the same lines (PPO's old log-probs, embeddings made once per epoch)."""
+    readers, epoch = carry.get("readers") or [], carry.get("consumer_epoch")
+    if not carry.get("all_readers"):
+        return None  # not every read was seen
+
+    def stack(frames: Sequence[Any]) -> tuple[Frame, ...]:
+        return tuple((str(f), int(n)) for f, n in frames if f in own)
+
+    now = {stack(frames) for e, frames in readers if e == epoch}
+    again = stack(carry.get("consumer_frames") or ())
+    for e, frames in readers:
+        if e < epoch and stack(frames) not in now:
+            for mine, theirs in zip(reversed(stack(frames)), reversed(again), strict=False):
+                if mine != theirs:
+                    return mine
+    return None
 
 
 def optimizer_before_backward(d: Diagnosis) -> bool:
@@ -179,6 +208,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
+            first_read=_first_read(carry, own),
         )
     state = traced.get("module_state") or {}
     if state and state.get("backward_frames"):

@@ -158,6 +158,27 @@ def untrained(original: Mapping[str, int], patched: Mapping[str, int]) -> str | 
     )
 
 
+def stale_steps(
+    original: Sequence[Sequence[int]], run: RunResult
+) -> str | None:
+    """A backward call that no longer reaches the optimizer stepping right after it, where
+    the original's same call did (``original``: each call's reached optimizers). That step
+    then uses what other losses left in ``.grad``: a cut at the wrong end of a graph (a GAN's
+    cached fake detached after the discriminator's backward, so the generator's own loss
+    never reaches the generator) passes every other check."""
+    for call, stepped in enumerate(run.steps_after):
+        if call >= min(len(original), len(run.call_reach)):
+            break
+        lost = [o for o in stepped if o in original[call] and o not in run.call_reach[call]]
+        if lost:
+            return (
+                f"backward call {call + 1} no longer reaches the parameters of the optimizer "
+                f"that steps after it (optimizer {lost[0] + 1} in the order the script made "
+                "them): that step would use gradients other losses left behind"
+            )
+    return None
+
+
 def shape_text(key: str) -> str:
     """``"16x8"`` (a tensor counted by shape in a trial's result) as ``[16, 8]``."""
     return f"[{key.replace('x', ', ')}]"

@@ -190,7 +190,7 @@ class _Repair:
             return rp.not_clone_fixable(found.error_class, found.line)
         done = first.backward  # the backward calls it completed, and their numbers
         seen = {"before": done, "completed": (first.losses[:done], first.grads[:done]),
-                "reached": first.reached}  # fmt: skip
+                "reached": first.reached, "call_reach": first.call_reach}  # fmt: skip
         kinds = fixes.applicable(found, self._context(seen))
         base, limit = self._base(first, found)
         if not kinds:
@@ -320,7 +320,9 @@ class _Repair:
         deeper = self._with_reference(goal, kinds[0].reference, found, traced, verified)
         if deeper is None:
             return None
-        deeper = replace(deeper, kinds=kinds,
+        # the optimizers this conflict's calls reached, the failing one's too, as traced here
+        ctx = self._context({**deeper.ctx.evidence, "call_reach": traced.call_reach})
+        deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
 

@@ -43,6 +43,8 @@ from torch.overrides import TorchFunctionMode
 
 Frame = tuple[str, int]
 _STAMP = "autoclone"
+_READERS = "autoclone.readers"  # (epoch, frames) of the first nodes that consumed a node
+READERS = 8  # kept per node: with that many, which lines read it is not known
 _THIS_FILE = __file__
 
 #: Ops whose outputs are several views of one input (the multi-output view error).
@@ -334,7 +336,7 @@ class Tracer:
                 if grad_fn is not None:
                     metadata: Any = grad_fn.metadata
                     if _STAMP not in metadata:
-                        metadata[_STAMP] = (self.epoch, self.frames())
+                        self._mark(grad_fn, metadata)
                     if created:
                         node, saved = type(grad_fn).__name__, self.saved
                         for key in created:
@@ -408,7 +410,20 @@ class Tracer:
         for t in out if isinstance(out, tuple | list) else (out,):
             grad_fn = _grad_fn(t)
             if grad_fn is not None and _STAMP not in grad_fn.metadata:
-                grad_fn.metadata[_STAMP] = (self.epoch, self.frames())
+                self._mark(grad_fn, grad_fn.metadata)
+
+    def _mark(self, grad_fn: Any, metadata: Any) -> None:
+        """Stamp a new node, and note it as a reader of the stamped nodes it consumes (the
+        first few): which line took a value in before a backward call freed its graph."""
+        stamp = metadata[_STAMP] = (self.epoch, self.frames())
+        for child, _ in grad_fn.next_functions:
+            if child is None:
+                continue
+            meta = child.metadata
+            if _STAMP in meta:
+                readers = meta.setdefault(_READERS, [])
+                if len(readers) < READERS and stamp not in readers:
+                    readers.append(stamp)
 
     def carry(self, roots: list[Any]) -> dict[str, Any] | None:
         """The edge where this backward call reaches into an earlier iteration's graph:
@@ -427,8 +442,10 @@ class Tracer:
                     continue
                 old = child.metadata.get(_STAMP)
                 if stamp and old and old[0] < stamp[0]:
+                    readers = child.metadata.get(_READERS, [])
                     return {"consumer_frames": stamp[1], "producer_frames": old[1],
                             "consumer_epoch": stamp[0], "producer_epoch": old[0],
+                            "readers": readers, "all_readers": len(readers) < READERS,
                             "node": type(node).__name__}  # fmt: skip
                 queue.append((child, stamp))
         return None

@@ -70,6 +70,9 @@ class RunResult:
     #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
     reached: Mapping[str, int] = field(default_factory=dict)
     unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
+    #: Per backward call: the optimizers it reached, and those that stepped right after it
+    call_reach: tuple[tuple[int, ...], ...] = ()
+    steps_after: tuple[tuple[int, ...], ...] = ()
     #: The end of what the script printed (a reference by printed output compares it)
     stdout: str = ""
     #: Lines where a loss took labels that require grad (``autoclone.labels``)
@@ -571,6 +574,8 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         peak_mb=float(data.get("peak_mb") or 0.0),
         reached=dict(data.get("reached") or {}),
         unreached=dict(data.get("unreached") or {}),
+        call_reach=tuple(map(tuple, data.get("call_reach") or ())),
+        steps_after=tuple(map(tuple, data.get("steps_after") or ())),
         label_grads=tuple(_relative(data.get("label_grads") or [], project)),
         other_conflict=int(data.get("other_conflict", -1)),
         conflict=_error(conflict["error"], project) if conflict else None,

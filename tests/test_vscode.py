@@ -129,8 +129,8 @@ CASES = {
         ("input.py", 11, "note", "graph built here and still used after the backward call"),
         ("input.py", 13, "error", "RuntimeError: Trying to backward through the graph a second"),
     ],
-    "manual_sgd_leaf": [  # leaf_inplace
-        ("input.py", 17, "error", "RuntimeError: a leaf Variable that requires grad is being"),
+    "manual_sgd_leaf": [  # leaf_inplace: the write is the failing line
+        ("input.py", 17, "error", "modified in place here: RuntimeError: a leaf Variable that"),
     ],
     "no_grad_view": [
         ("input.py", 31, "note", "multi-output view created here by __getitem__"),

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.oracle import PREFIX, Reference, compare, judge, untrained
+from autoclone.oracle import PREFIX, Reference, compare, judge, stale_steps, untrained
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -31,7 +31,8 @@ NONE = "none"  # a detach: what is differentiated changes on purpose
 class Context:
     """The user's project as the kinds see it: sites, texts and lines, read once, and
     what the runs showed (``evidence``: ``before``, the backward calls the original
-    completed; ``completed``, their losses and gradients; ``leaks``, gradient leaks
+    completed; ``completed``, their losses and gradients; ``call_reach``, the optimizers
+    each of its backward calls reached, the failing one too; ``leaks``, gradient leaks
     between optimizers in the retained-graph run)."""
 
     sites: Sequence[Site]
@@ -97,7 +98,9 @@ class Kind:
         outcome = judge(run, reference)
         if self.reference != NONE or not isinstance(outcome, Passed):
             return outcome
-        lost = untrained(ctx.evidence.get("reached", {}), run.reached)
+        lost = untrained(ctx.evidence.get("reached", {}), run.reached) or stale_steps(
+            ctx.evidence.get("call_reach", ()), run
+        )
         if lost:
             return Failed("numbers", lost)
         changed = _prefix_change(run, ctx) if self.keeps_prefix else None

@@ -5,7 +5,8 @@ generator's output feeds the discriminator's loss and the generator's loss; a cr
 gradients reaching parameters of another optimizer, which steps on them with no
 ``zero_grad`` in between: the generator would train on both losses. The cure is to detach
 the shared tensor where the first loss reads it: the value the older graph made (the
-tracer's carry edge), else a name both loss expressions read.
+tracer's carry edge), else the first loss's own read of it as the tracer saw it (one
+trainer line making both backward calls), else a name both loss expressions read.
 
 Judged against the retained-graph run: every loss up to and including the first one past
 the original crash must be the same (the detach changes no forward value, and the first
@@ -37,6 +38,18 @@ def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
     names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN for n in s.bound}
     return [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
             and s.kind == ARG and s.target in names]  # fmt: skip
+
+
+def first_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
+    """Where the first loss read the shared value on a line of its own (both backward
+    calls made by one line of a trainer): the reads there of a name that one of the lines
+    making the value bound (``self.fake = self(z)``, read by ``D(self.fake)``)."""
+    if found.first_read is None:
+        return []
+    making = set(found.producer_frames)
+    names = {n for s in sites if (s.file, s.line) in making and s.kind == ASSIGN for n in s.bound}
+    return [s for s in sites if (s.file, s.line) == found.first_read and s.kind == ARG
+            and s.target in names]  # fmt: skip
 
 
 _BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
@@ -87,7 +100,8 @@ class DetachShared(Kind):
         if not ctx.evidence.get("leaks"):
             return []
         carried = shared_reads(found, ctx.sites)
-        edits = [as_detach(s) for s in carried or common_reads(found, ctx)]
+        edits = [as_detach(s) for s in carried or first_reads(found, ctx.sites)
+                 or common_reads(found, ctx)]  # fmt: skip
         reads = [s for s in edits if s is not None]
         # every read of the tensor the older graph made; never several names at once: a
         # single detach passes only if it alone keeps the first loss out of that graph
