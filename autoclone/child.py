@@ -85,6 +85,8 @@ class _State:
         #: parameters it reached, and the optimizers that stepped after it, before the next
         self.call_reach: list[list[int]] = []
         self.steps_after: list[list[int]] = []
+        self.opt_grads: list[dict[str, list[Any]]] = []
+        self._groups: dict[int, list[Any]] = {}
         self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
         self.labels: labels.Seen | None = None  # losses whose labels require grad
 
@@ -99,11 +101,19 @@ class _State:
         if len(self.call_reach) >= _CALLS:
             return
         ids = {id(leaf) for leaf in leaves}
-        self.call_reach.append([
-            i for i, optimizer in enumerate(self.optimizers)
-            if any(id(p) in ids for group in optimizer.param_groups for p in group["params"])
-        ])  # fmt: skip
+        self._groups = {i: [p for group in optimizer.param_groups for p in group["params"]
+                            if id(p) in ids] for i, optimizer in enumerate(self.optimizers)}
+        self._groups = {i: params for i, params in self._groups.items() if params}
+        self.call_reach.append(sorted(self._groups))
         self.steps_after.append([])
+
+    def note_grads(self) -> None:
+        """The gradient checksum of each optimizer's parameters this call reached, after
+        it: a cut elsewhere may take some optimizers out of a call, and the others must
+        still get the gradients they got."""
+        if len(self.opt_grads) < len(self.call_reach):
+            self.opt_grads.append({str(i): [_number(v) for v in _checksum(params)]
+                                   for i, params in self._groups.items()})  # fmt: skip
 
     def note_step(self, optimizer: Any) -> None:
         """An optimizer stepped: after the last backward call made so far."""
@@ -165,6 +175,7 @@ class _State:
             "unreached": self.unreached_shapes(),
             "call_reach": self.call_reach,
             "steps_after": self.steps_after,
+            "opt_grads": self.opt_grads,
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
             "label_grads": self.labels.lines if self.labels is not None else [],
             **(self.watch.result() if self.watch is not None else {}),
@@ -287,6 +298,7 @@ def _install_backward_counter(state: _State) -> None:
             state.tracer.backward_frames = state.tracer.frames()
             state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
+        state.note_grads()
         if state.conflict is None and state.tracer is not None and state.tracer.conflict:
             state.tracer.conflict_passed(roots)
             state.met_conflict()

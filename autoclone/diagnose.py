@@ -146,11 +146,11 @@ def _first_read(carry: Mapping[str, Any], own: Collection[str]) -> Frame | None:
     def stack(frames: Sequence[Any]) -> tuple[Frame, ...]:
         return tuple((str(f), int(n)) for f, n in frames if f in own)
 
-    now = {stack(frames) for e, frames in readers if e == epoch}
+    now = {stack(r["frames"]) for r in readers if r["epoch"] == epoch}
     again = stack(carry.get("consumer_frames") or ())
-    for e, frames in readers:
-        if e < epoch and stack(frames) not in now:
-            for mine, theirs in zip(reversed(stack(frames)), reversed(again), strict=False):
+    for read in (stack(r["frames"]) for r in readers if r["epoch"] < epoch):
+        if read not in now:
+            for mine, theirs in zip(reversed(read), reversed(again), strict=False):
                 if mine != theirs:
                     return mine
     return None

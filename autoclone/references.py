@@ -70,7 +70,8 @@ def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str]
     ref = runner.run(project.spec(mode=RETAIN_REFERENCE, limit=limit))
     if ref.status in ("completed", "stopped"):
         leaks = [w for w in ref.warnings if w.get("kind") == "gradient_leak"]
-        return Reference(RETAINED_NUMBERS, ref.losses, ref.grads, ref.backward), {"leaks": leaks}
+        return Reference(RETAINED_NUMBERS, ref.losses, ref.grads, ref.backward,
+                         **_by_optimizer(ref)), {"leaks": leaks}  # fmt: skip
     failure = ref.error.line if ref.error else ref.status
     error_class = cls.classify(failure)
     what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
@@ -93,7 +94,7 @@ def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | No
     if other > run.backward:  # a conflict of another kind later: its round's numbers
         past = run.past
         return run, Reference(PREFIX, past.losses[:other], past.grads[:other], limit,
-                              ended=cls.INPLACE_VERSION)  # fmt: skip
+                              ended=cls.INPLACE_VERSION, **_by_optimizer(past))  # fmt: skip
     return run, _mutation_allowed(run.past, limit)
 
 
@@ -101,14 +102,20 @@ def _mutation_allowed(ref: RunResult, limit: int) -> Reference | None:
     """The numbers of a run whose saved tensors kept their values: all of them, or those
     before another conflict stopped it."""
     if ref.status in ("completed", "stopped"):
-        return Reference(FULL, ref.losses, ref.grads, ref.backward)
+        return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref))
     ended = _another_conflict(ref)
     if not ended:
         return None
     # the failing call's own loss is left out: the second conflict's edit may change what
     # it reads (a list emptied, not only a graph cut)
     done = ref.backward
-    return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended)
+    return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended,
+                     **_by_optimizer(ref))  # fmt: skip
+
+
+def _by_optimizer(run: RunResult) -> dict[str, Any]:
+    """What each backward call of the reference gave each optimizer (``oracle.compare``)."""
+    return {"call_reach": run.call_reach, "opt_grads": run.opt_grads}
 
 
 def _another_conflict(ref: RunResult) -> str:

@@ -44,7 +44,7 @@ from autoclone.diagnose import (
     warning_lines,
 )
 from autoclone.diagnose import as_json as diagnosis_json
-from autoclone.fixes.base import Candidate, Context, FixKind
+from autoclone.fixes.base import SAME_NUMBERS, Candidate, Context, FixKind
 from autoclone.labels import new_label_gradients
 from autoclone.oracle import FINITE, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
@@ -321,7 +321,10 @@ class _Repair:
         if deeper is None:
             return None
         # the optimizers this conflict's calls reached, the failing one's too, as traced here
-        ctx = self._context({**deeper.ctx.evidence, "call_reach": traced.call_reach})
+        # a conflict cured by a cut: the earlier edits' judges let it take optimizers out
+        # of a call (``oracle.compare``)
+        ctx = self._context({**deeper.ctx.evidence, "call_reach": traced.call_reach,
+                             "cut": kinds[0].reference != SAME_NUMBERS})  # fmt: skip
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper

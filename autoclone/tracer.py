@@ -445,7 +445,8 @@ class Tracer:
                     readers = child.metadata.get(_READERS, [])
                     return {"consumer_frames": stamp[1], "producer_frames": old[1],
                             "consumer_epoch": stamp[0], "producer_epoch": old[0],
-                            "readers": readers, "all_readers": len(readers) < READERS,
+                            "readers": [{"epoch": e, "frames": f} for e, f in readers],
+                            "all_readers": len(readers) < READERS,
                             "node": type(node).__name__}  # fmt: skip
                 queue.append((child, stamp))
         return None

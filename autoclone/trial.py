@@ -73,6 +73,8 @@ class RunResult:
     #: Per backward call: the optimizers it reached, and those that stepped right after it
     call_reach: tuple[tuple[int, ...], ...] = ()
     steps_after: tuple[tuple[int, ...], ...] = ()
+    #: Per backward call: each reached optimizer's gradient checksum (by its index)
+    opt_grads: tuple[Mapping[str, Any], ...] = ()
     #: The end of what the script printed (a reference by printed output compares it)
     stdout: str = ""
     #: Lines where a loss took labels that require grad (``autoclone.labels``)
@@ -534,6 +536,8 @@ def _relative_diagnosis(value: Any, project: Path) -> Any:
             k: _relative(v, project) if k.endswith("frames") else _relative_diagnosis(v, project)
             for k, v in value.items()
         }
+    if isinstance(value, list):  # the readers of a carried node: a list of such dicts
+        return [_relative_diagnosis(v, project) for v in value]
     return value
 
 
@@ -576,6 +580,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         unreached=dict(data.get("unreached") or {}),
         call_reach=tuple(map(tuple, data.get("call_reach") or ())),
         steps_after=tuple(map(tuple, data.get("steps_after") or ())),
+        opt_grads=tuple(data.get("opt_grads") or ()),
         label_grads=tuple(_relative(data.get("label_grads") or [], project)),
         other_conflict=int(data.get("other_conflict", -1)),
         conflict=_error(conflict["error"], project) if conflict else None,

@@ -95,7 +95,7 @@ class Kind:
         """The reference's verdict; a detach-like kind (no reference numbers) must also
         leave every tensor the original differentiated still reached by a backward call,
         and with ``keeps_prefix`` reproduce the calls the original completed."""
-        outcome = judge(run, reference)
+        outcome = judge(run, reference, cut=bool(ctx.evidence.get("cut")))
         if self.reference != NONE or not isinstance(outcome, Passed):
             return outcome
         lost = untrained(ctx.evidence.get("reached", {}), run.reached) or stale_steps(

@@ -24,7 +24,7 @@ from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
 from autoclone.diagnose import Diagnosis, Frame, where
 from autoclone.fixes.base import RETAINED, Candidate, Context, Kind
 from autoclone.fixes.retain_graph import two_calls_one_graph
-from autoclone.oracle import FINITE, Reference, judge, same
+from autoclone.oracle import FINITE, Reference, judge, same, stale_steps
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -126,6 +126,9 @@ class DetachShared(Kind):
         outcome = judge(run, Reference(FINITE, (), (), reference.steps))
         if not isinstance(outcome, Passed):
             return outcome
+        stale = stale_steps(ctx.evidence.get("call_reach", ()), run)
+        if stale:
+            return Failed("numbers", stale)
         upto = int(ctx.evidence.get("before", 0)) + 1
         for index, (mine, ref) in enumerate(zip(run.losses[:upto], reference.losses[:upto],
                                                 strict=False)):  # fmt: skip
