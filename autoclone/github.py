@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from autoclone.sarif import located
+
 _EDITOR = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<kind>\w+): (?P<text>.*)$")
 _LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
 
@@ -56,11 +58,11 @@ def for_check(report: dict[str, Any] | None, script: str, root: Path, last_line:
         return []
     diagnosis = report.get("diagnosis") or {}
     frame = diagnosis.get("mutation") or diagnosis.get("failing")
-    file = (root / frame[0]).as_posix() if frame else script
+    file, line, cell = located(frame, root) if frame else (script, 1, "")
     error = report.get("error") or ""
     if isinstance(error, dict):  # ``--check``'s JSON: {"class": ..., "message": ...}
         error = f"{error.get('class', '')}: {error.get('message', '')}"
-    message = str(error) or "autograd error"
+    message = cell + (str(error) or "autograd error")
     if report.get("status") == "fixed":
         message += " (autoclone fix has a verified patch for it)"
-    return [command("error", file, int(frame[1]) if frame else 1, message)]
+    return [command("error", file, line or 1, message)]

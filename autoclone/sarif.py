@@ -206,7 +206,7 @@ def explained(outcome: Explanation, cwd: Path) -> dict[str, Any]:
     return log(from_editor_lines(outcome.editor, error_class), cwd, problems)
 
 
-def _at(frame: Any, root: Path) -> tuple[str, int | None, str]:
+def located(frame: Any, root: Path) -> tuple[str, int | None, str]:
     """A report's ``[file, line]`` (a notebook's ``{"file", "cell", "line"}``), its file
     relative to the project ``root``, as a file shown from where the command ran, a line,
     and a prefix for the message (the cell)."""
@@ -225,7 +225,7 @@ def _related(diagnosis: dict[str, Any], root: Path) -> list[Finding]:
             continue
         if key == "saved":
             text += f" by {diagnosis.get('saved_op') or 'an op'}"
-        file, line, cell = _at(frame, root)
+        file, line, cell = located(frame, root)
         out.append(Finding(file, line, "note", cell + text))
     return out
 
@@ -249,7 +249,7 @@ def for_check(
         return [result(UNCHECKED, Finding(script, 1, "error", summary))]
     diagnosis = report.get("diagnosis") or {}
     frame = diagnosis.get("mutation") or diagnosis.get("failing")
-    file, line, cell = _at(frame, root) if frame else (script, 1, "")
+    file, line, cell = located(frame, root) if frame else (script, 1, "")
     text = ("modified in place here: " if diagnosis.get("mutation") else "") + str(
         error.get("message") or "autograd error"
     )

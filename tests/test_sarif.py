@@ -225,3 +225,14 @@ def test_the_schema_check_is_not_vacuous() -> None:
     log = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [result]}]}
     messages = [e.message for e in Draft4Validator(schema).iter_errors(log)]
     assert any("'fatal'" in m for m in messages) and any("0 is less than" in m for m in messages)
+
+
+def test_check_github_of_a_notebook_names_its_cells(tmp_path: Path) -> None:
+    """``--format github`` reads the same notebook frames (a ``{"file", "cell", "line"}``
+    dict, not a pair): an annotation on the ``.ipynb`` with the cell in its message (was
+    an internal error, ``KeyError: 0``)."""
+    shutil.copy(FIXTURES / "notebook_inplace" / "analysis.ipynb", tmp_path / "analysis.ipynb")
+    done = autoclone("fix", "--check", "analysis.ipynb", "--format", "github", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (line,) = [out for out in done.stdout.splitlines() if out.startswith("::")]
+    assert line.startswith("::error file=analysis.ipynb,line=1,title=autoclone::cell 4, line 3: ")
