@@ -49,6 +49,9 @@ class Diagnosis:
     message: str
     line: str
     failing: Frame | None = None
+    #: The user's line that called a framework which made the failing backward call for
+    #: them (``trainer.fit(...)``); ``failing`` is then where the loss was made
+    backward_by: Frame | None = None
     saved: Frame | None = None
     saved_op: str = ""
     mutation: Frame | None = None
@@ -83,7 +86,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
     """The located lines as ``[file, line]`` pairs, for reports and editors."""
     out: dict[str, Any] = {"evidence": d.evidence}
     keys = ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer",
-            "previous_backward", "module_built")  # fmt: skip
+            "previous_backward", "module_built", "backward_by")  # fmt: skip
     for key in keys:
         frame = getattr(d, key)
         out[key] = list(frame) if frame else None
@@ -91,8 +94,8 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
     return out
 
 
-_FRAMES = ("failing", "saved", "mutation", "module_built", "carry_consumer", "carry_producer",
-           "previous_backward", "view", "state_at", "first_read")  # fmt: skip
+_FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
+           "carry_producer", "previous_backward", "view", "state_at", "first_read")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -170,6 +173,17 @@ def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | No
     return None
 
 
+def _calls_backward(frame: Frame | None, own: Collection[str]) -> bool:
+    """The user's line makes the backward call itself (``loss.backward()``,
+    ``self.manual_backward(loss)``, ``accelerator.backward(loss)``), rather than calling
+    a framework that makes it for them (``trainer.fit(model)``)."""
+    if frame is None or not isinstance(own, Mapping) or frame[0] not in own:
+        return True
+    lines = getattr(own[frame[0]], "text", "").splitlines()
+    text = lines[frame[1] - 1] if 0 < frame[1] <= len(lines) else ""
+    return "backward" in text or "autograd.grad" in text or not text
+
+
 def _up_to_the_loop(frames: Sequence[Any], own: Collection[str]) -> tuple[Frame, ...]:
     """The user's frames of a consuming node, innermost first, up to the outermost one that
     runs in a loop: the loop that carries the value from one pass into the next. Callers
@@ -198,8 +212,12 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     line = first.error.line if first.error else message
     frames = first.error.frames if first.error else ()
     failing = _first_own(list(reversed(frames)), own)
-    base = Diagnosis(cls.classify(message), message, line, failing=failing)
     traced = first.diagnosis or {}
+    called_from = None
+    if not _calls_backward(failing, own) and traced.get("loss_frames"):
+        called_from, failing = failing, _first_own(traced["loss_frames"], own) or failing
+    base = Diagnosis(cls.classify(message), message, line, failing=failing,
+                     backward_by=called_from)  # fmt: skip
     carry = traced.get("carry") or {}
     if carry:
         base = replace(
@@ -218,6 +236,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         return replace(base, **_version_evidence(traced, own))
     if traced.get("kind") == "backward_twice":
         previous = _first_own(traced.get("previous_backward_frames"), own)
+        if called_from is not None and not _calls_backward(previous, own):
+            previous = _first_own(traced.get("previous_loss_frames"), own) or previous
         return replace(base, evidence="tracer", previous_backward=previous,
                        stepped=bool(traced.get("stepped")))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
@@ -324,10 +344,11 @@ def _reading_frame(d: Diagnosis, lines: Mapping[str, list[str]]) -> Frame | None
 
 def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     """Plain words for what went wrong, before any repair was tried."""
-    parts = [
-        f"What failed: {cls.DESCRIPTIONS.get(d.error_class, d.error_class)}, "
-        f"at {where(d.failing, lines)}."
-    ]
+    at = f"at {where(d.failing, lines)}."
+    if d.backward_by is not None:
+        at = (f"in the backward call of the loss made at {where(d.failing, lines)}, which "
+              f"the framework made for you inside {where(d.backward_by, lines)}.")  # fmt: skip
+    parts = [f"What failed: {cls.DESCRIPTIONS.get(d.error_class, d.error_class)}, {at}"]
     if d.saved is not None:
         op = op_name(d.saved_op)
         keeps = SAVES.get(op, "a tensor it needs to compute the gradient")

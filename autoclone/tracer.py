@@ -169,6 +169,7 @@ class Tracer:
         self.all_modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
+        self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
         self.steps = 0  # optimizer steps so far
         self.steps_at_backward = 0  # ... when the last backward call succeeded
         self.holders: dict[int, torch.Tensor] = {}  # record key -> its holder's tensor
@@ -195,6 +196,9 @@ class Tracer:
         #: Set by the backward counter around a ``backward`` call: only there is a run past
         #: the conflict accounted for (``torch.autograd.grad`` fails as it would).
         self.in_backward = False
+        #: Where the loss of the backward call under way was made (its node's mark): the
+        #: user's line when a framework calls ``backward`` for them (Lightning, a trainer)
+        self.loss_frames: list[Frame] = []
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 5) -> list[Frame]:
@@ -302,6 +306,7 @@ class Tracer:
             "saved": asdict(record),
             "mutation": asdict(first) if first else None,
             "epoch": self.epoch,
+            "loss_frames": self.loss_frames,
         }
 
     # -- the op watcher ------------------------------------------------------------------
@@ -451,11 +456,30 @@ class Tracer:
                 queue.append((child, stamp))
         return None
 
+    def backward_started(self, roots: list[Any]) -> None:
+        """Note where the loss was made: the first node of its graph made on another line
+        than the one calling backward now (a framework's own ``loss / n`` is made on the
+        user's ``trainer.fit(...)`` line, as far as the user's frames tell)."""
+        self.in_backward = True
+        here = self.frames()[:1]
+        queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
+        seen = 0
+        while queue and seen < 64:
+            node, seen = queue.pop(0), seen + 1
+            stamp = node.metadata.get(_STAMP)
+            if stamp and stamp[1][:1] != here:
+                self.loss_frames = stamp[1]
+                return
+            queue += [child for child, _ in node.next_functions if child is not None]
+        self.loss_frames = []
+
     def backward_failed(self, roots: list[Any], message: str) -> None:
         """Called when a backward call raised: add the carry edge, if there is one."""
         if "backward through the graph a second time" in message:
             self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
+                              "loss_frames": self.loss_frames,
                               "previous_backward_frames": self.backward_frames,
+                              "previous_loss_frames": self.backward_loss_frames,
                               "stepped": self.steps > self.steps_at_backward}  # fmt: skip
         self._add_carry(roots, self.diagnosis)
 
@@ -488,7 +512,7 @@ class Tracer:
                 type(module).__name__ if module is not None else "",
                 self.modules.get(id(module), []) if module is not None else [],
                 t._is_view(),
-                _in_optimizer(),
+                _in_optimizer(self.prefix),
             )
         )
         del self.mutations[:-256]  # only recent writes can explain the next stale read
@@ -529,10 +553,17 @@ def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
     return bool(mutation.get("optimizer"))
 
 
-def _in_optimizer() -> bool:
+def _in_optimizer(prefix: str) -> bool:
+    """The write is an optimizer's own: a ``torch.optim`` frame comes before any frame of
+    the user's. A closure passed to ``step`` (Lightning's automatic optimization runs
+    ``training_step`` and ``backward`` inside ``optimizer.step(closure)``) writes as the
+    user's code, from the user's lines."""
     frame = sys._getframe(1)
     while frame is not None:
-        if "/torch/optim/" in frame.f_code.co_filename.replace("\\", "/"):
+        filename = frame.f_code.co_filename
+        if filename.startswith(prefix) and filename != _THIS_FILE:
+            return False
+        if "/torch/optim/" in filename.replace("\\", "/"):
             return True
         frame = frame.f_back  # type: ignore[assignment]
     return False
