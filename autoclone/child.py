@@ -282,7 +282,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == RETAIN_REFERENCE:
             args, kwargs = _retained(args, kwargs)
         if state.tracer is not None:
-            state.tracer.in_backward = True
+            state.tracer.backward_started(roots)
         try:
             original(tensors, *args, **kwargs)
         except RuntimeError as exc:
@@ -296,6 +296,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.tracer is not None:
             state.tracer.epoch = state.backward
             state.tracer.backward_frames = state.tracer.frames()
+            state.tracer.backward_loss_frames = state.tracer.loss_frames
             state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         state.note_grads()
