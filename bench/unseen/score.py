@@ -83,6 +83,13 @@ def load_expected(case: Path) -> tuple[str, list[str]]:
     return spec["status"], [str(a) for a in spec.get("args", [])]
 
 
+def load_entry(case: Path) -> list[str]:
+    """What follows ``python`` (and ``autoclone fix``): ``input.py``, or ``-m pkg.train``
+    for a package run as a module (``"module"``)."""
+    spec = json.loads((case / "expected.json").read_text())
+    return ["-m", spec["module"]] if spec.get("module") else ["input.py"]
+
+
 def copy_case(case: Path, dest: Path) -> Path:
     shutil.copytree(case, dest, ignore=shutil.ignore_patterns(*ANSWERS))
     return dest
@@ -101,8 +108,8 @@ def autoclone_cmd() -> str:
     return shutil.which("autoclone") or str(Path(sys.executable).parent / "autoclone")
 
 
-def repair(work: Path, args: list[str]) -> dict:
-    cmd = [autoclone_cmd(), "fix", "input.py", "--format", "json", "--dry-run"]
+def repair(work: Path, args: list[str], entry: tuple[str, ...] = ("input.py",)) -> dict:
+    cmd = [autoclone_cmd(), "fix", *entry, "--format", "json", "--dry-run"]
     done = run([*cmd, "--", *args] if args else cmd, work, FIX_TIMEOUT)
     try:
         return json.loads(done.stdout)
@@ -136,7 +143,7 @@ def compare_with_expert(case: Path, tmp: Path, patch: str, args: list[str]) -> t
     problem = apply_patch(work, patch)
     if problem:
         return "WRONG PATCH", problem
-    script = [sys.executable, "input.py", *args]
+    script = [sys.executable, *load_entry(case), *args]
     expert = run(script, copy_expert(case, tmp / "expert"), RUN_TIMEOUT)
     if expert.code != 0:
         return "BAD CASE", f"the expert run failed: {expert.stderr.strip()[-300:]}"
@@ -157,7 +164,7 @@ def judge(case: Path) -> Result:
     result = Result(case.name, expected)
     with tempfile.TemporaryDirectory(prefix=f"score_{case.name}_") as name:
         tmp = Path(name)
-        report = repair(copy_case(case, tmp / "work"), args)
+        report = repair(copy_case(case, tmp / "work"), args, tuple(load_entry(case)))
         result.status = str(report.get("status"))
         result.runs = str(report.get("runs", "-"))
         result.seconds = str(report.get("seconds", "-"))

@@ -1,0 +1,1 @@
+"""Tiny text classifier with attention pooling (PyTorch Lightning)."""

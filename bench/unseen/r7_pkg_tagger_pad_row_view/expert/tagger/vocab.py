@@ -1,0 +1,4 @@
+PAD = 0
+N_WORDS = 50
+N_TAGS = 5
+IGNORE = -100
