@@ -205,3 +205,29 @@ def test_a_range_step_is_not_a_count_to_shrink() -> None:
     knobs = find_knobs("for i in range(0, 8192, 256):\n    pass\nfor j in range(300):\n    pass\n",
                        "train.py")  # fmt: skip
     assert sorted(k.value for k in knobs) == [300, 8192]
+
+
+def test_framework_run_lengths_are_knobs_wherever_the_call_is() -> None:
+    """Lightning keeps the epochs in ``Trainer(max_epochs=...)`` and Hugging Face in
+    ``TrainingArguments(...)``, built inside ``main()``: those are knobs too, shrunk in
+    the trial's text; other keywords and other calls are left as they are."""
+    source = (
+        "import lightning.pytorch as pl\n"
+        "from transformers import TrainingArguments\n"
+        "def main():\n"
+        "    trainer = pl.Trainer(max_epochs=50, accelerator='cpu', devices=1)\n"
+        "    args = TrainingArguments(output_dir='out', num_train_epochs=20, max_steps=300,\n"
+        "                             per_device_train_batch_size=64)\n"
+        "    other = dict(max_epochs=50)\n"
+    )
+    knobs = find_knobs(source, "train.py")
+    assert [(k.name, k.value, k.small, k.line) for k in knobs] == [
+        ("Trainer(max_epochs)", 50, 2, 4),
+        ("TrainingArguments(num_train_epochs)", 20, 2, 5),
+        ("TrainingArguments(max_steps)", 300, 2, 5),
+    ]
+    assert knobs[0].shown == "Trainer(max_epochs=50->2)"
+    shrunk = shrink_source(source, knobs).splitlines()
+    assert shrunk[3] == "    trainer = pl.Trainer(max_epochs=2, accelerator='cpu', devices=1)"
+    assert shrunk[4].endswith("(output_dir='out', num_train_epochs=2, max_steps=2,")
+    assert shrunk[5:] == source.splitlines()[5:]

@@ -48,6 +48,12 @@ _SIZE_CALLS = frozenset(
      "RNN", "LayerNorm", "BatchNorm1d", "Conv1d", "Conv2d"}
 )  # fmt: skip
 _SIZED = _SIZE_CALLS | {"range"}
+#: Frameworks keep the length of a run in their own arguments, wherever the call is
+#: (Lightning's ``Trainer(max_epochs=...)``, Hugging Face's ``TrainingArguments``).
+_FRAMEWORK_COUNTS = {
+    "Trainer": frozenset({"max_epochs", "max_steps"}),
+    "TrainingArguments": frozenset({"num_train_epochs", "max_steps"}),
+}
 #: A literal must be at least this big to be worth shrinking: small ones cost nothing.
 _MIN_LITERAL = {COUNT: 50, SIZE: 64}
 
@@ -62,7 +68,7 @@ class Knob:
     kind: str
     value: int
     small: int
-    via: str  # "constant", "option" (argparse default) or "literal"
+    via: str  # "constant", "option" (argparse default), "literal" or "keyword"
     file: str
     line: int
 
@@ -70,6 +76,8 @@ class Knob:
     def shown(self) -> str:
         if self.via == "literal":
             return f"literal {self.value}->{self.small}"
+        if self.via == "keyword":
+            return f"{self.name[:-1]}={self.value}->{self.small})"
         return f"{self.name} {self.value}->{self.small}"
 
 
@@ -138,6 +146,12 @@ class _Finder(cst.CSTVisitor):
         callee = call_name(node)
         if callee == "add_argument":
             self._option(node)
+        elif callee in _FRAMEWORK_COUNTS:
+            for arg in node.args:
+                name = arg.keyword.value if arg.keyword else ""
+                value = _int(arg.value)
+                if name in _FRAMEWORK_COUNTS[callee] and value is not None:
+                    self._add(f"{callee}({name})", COUNT, value, "keyword", arg)
         elif not self.depth and callee in _SIZED:
             kind = COUNT if callee == "range" else SIZE
             args = node.args
@@ -167,6 +181,24 @@ class _Finder(cst.CSTVisitor):
         kind = kind_of(dest) if dest else None
         if dest and kind:
             self._add(dest, kind, value, "option", call)
+
+
+class _ShrinkKeywords(cst.CSTTransformer):
+    """A framework's run-length arguments (``Trainer(max_epochs=50)``), wherever called."""
+
+    def __init__(self, small: Mapping[str, int]) -> None:
+        super().__init__()
+        self.small = small
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        callee = call_name(updated)
+        args = []
+        for arg in updated.args:
+            key = f"{callee}({arg.keyword.value})" if arg.keyword else ""
+            if key in self.small and _int(arg.value) is not None:
+                arg = arg.with_changes(value=cst.Integer(str(self.small[key])))
+            args.append(arg)
+        return updated.with_changes(args=args)
 
 
 class _ShrinkLiterals(cst.CSTTransformer):
@@ -204,6 +236,9 @@ def shrink_source(source: str, knobs: Iterable[Knob]) -> str:
     text = apply_overrides(source, constants)
     if literals:
         text = cst.parse_module(text).visit(_ShrinkLiterals(literals)).code
+    keywords = {k.name: k.small for k in chosen if k.via == "keyword"}
+    if keywords:
+        text = cst.parse_module(text).visit(_ShrinkKeywords(keywords)).code
     return text
 
 
