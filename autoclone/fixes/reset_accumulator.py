@@ -1,0 +1,136 @@
+"""``acc_loss = 0.0`` where a window of gradient accumulation ends: a loss summed over
+micro-batches (``acc_loss = acc_loss + loss / k``) and backpropagated every ``k`` steps
+(``if (step + 1) % k == 0: acc_loss.backward()``) was never reset, so the next window's
+backward reaches into the one this call freed.
+
+A detach right after the backward call trains the same, but the accumulator keeps its
+value: whatever the program reads from it afterwards (a logged window loss) becomes the
+running total of every window. The program's own starting value, assigned again at the
+end of the block that calls backward (after its last read of the window's sum), starts
+each window as the first one started. Offered only for that shape: the backward call of
+the accumulator itself, inside an ``if`` in the loop that accumulates it, and a starting
+value assigned before that loop in the same function. Judged like every detach.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+
+from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.diagnose import Diagnosis, crosses_iterations, where
+from autoclone.fixes._ast import FUNCTIONS, LOOPS
+from autoclone.fixes.base import NONE, Candidate, Context, Kind
+
+KIND_NAME = "reset_accumulator"
+_ROOT = re.compile(r"^\s*(?P<n>[A-Za-z_]\w*)\.backward\(")
+
+
+def _containing(tree: ast.AST, line: int) -> list[ast.AST]:
+    """The nodes whose lines hold ``line``, outermost first."""
+    chain: list[ast.AST] = []
+    node = tree
+    while True:
+        inner = next((c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)
+                      and c.lineno <= line <= (c.end_lineno or c.lineno)), None)  # fmt: skip
+        if inner is None:
+            return chain
+        chain.append(inner)
+        node = inner
+
+
+def _accumulates(loop: ast.AST, name: str) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            if node.target.id == name and isinstance(node.op, ast.Add):
+                return True
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]:
+            value = node.value
+            if isinstance(value, ast.BinOp) and ast.unparse(value.left) == name:
+                return True
+    return False
+
+
+def _start(scope: ast.AST, before: int, name: str, text: str) -> str:
+    """The last value assigned to ``name`` before line ``before`` in ``scope`` (one name
+    of a tuple assignment too), as the program wrote it; "" if none."""
+    found = ""
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Assign) or node.lineno >= before or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            pairs = list(zip(target.elts, value.elts, strict=False))
+        for t, v in pairs:
+            if isinstance(t, ast.Name) and t.id == name and isinstance(v, ast.Constant):
+                found = ast.get_source_segment(text, v) or found
+    return found
+
+
+def reset_site(found: Diagnosis, ctx: Context) -> Site | None:
+    """The reset, or None where the shape is not a window of accumulation."""
+    call = found.previous_backward or found.failing
+    match = _ROOT.match(ctx.line(*call)) if call else None
+    if call is None or match is None:
+        return None
+    file, name, text = call[0], match["n"], ctx.texts.get(call[0], "")
+    try:
+        chain = _containing(ast.parse(text), call[1])
+    except SyntaxError:
+        return None
+    loops = [i for i, node in enumerate(chain) if isinstance(node, LOOPS)]
+    ifs = [i for i, node in enumerate(chain) if isinstance(node, ast.If)]
+    if not loops or not ifs or ifs[-1] < loops[-1] or not _accumulates(chain[loops[-1]], name):
+        return None
+    scope = next((n for n in reversed(chain[: loops[-1]]) if isinstance(n, FUNCTIONS)), None)
+    loop, window = chain[loops[-1]], chain[ifs[-1]]
+    if not isinstance(loop, LOOPS) or not isinstance(window, ast.If):
+        return None
+    start = _start(scope or ast.parse(text), loop.lineno, name, text)
+    if not start:
+        return None
+    end = window.body[-1].end_lineno or window.body[-1].lineno
+    indent = re.match(r"\s*", ctx.line(*call))[0]  # type: ignore[index]
+    return Site(id=f"{file}:{end}:0:{KIND_NAME}:{name}", file=file, line=end + 1,
+                col=len(indent), kind=STATEMENT, target=name, code=f"{name} = {start}",
+                start=(end + 1, len(indent)), end=(end + 1, len(indent)), depth=0,
+                own_line=True, indent=indent, fix=KIND_NAME, after=end)  # fmt: skip
+
+
+class ResetAccumulator(Kind):
+    name = KIND_NAME
+    reference = NONE
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return crosses_iterations(found) and reset_site(found, ctx) is not None
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        site = reset_site(found, ctx)
+        return [Candidate(-1.0, (site,))] if site is not None else []  # before a detach
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        call = found.previous_backward or found.failing
+        return (
+            f"Fix: `{site.code}` at the end of the block that calls `{site.target}.backward()` "
+            f"({where(call, lines)}): each window of accumulation starts from the program's "
+            "own starting value, as the first one did, so the next backward call no longer "
+            "reaches into the window whose graph this one freed, and what the program reads "
+            f"from `{site.target}` is the window's sum, not the running total of all of them."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return [
+            f"`{s.target} = {s.target}.detach()` right after the backward call trains the "
+            f"same, but would leave `{s.target}` holding the running total of every window"
+            for s in chosen
+        ]
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        return ""
+
+
+KIND = ResetAccumulator()
