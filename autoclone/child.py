@@ -81,9 +81,9 @@ class _State:
         #: The script's optimizers, held until the result is written (a script that ran to
         #: its end has dropped its own references by then); a few dozen at most
         self.optimizers: list[Any] = []
-        #: Per backward call (the first ``_CALLS``): the optimizers (by index) some of whose
-        #: parameters it reached, and the optimizers that stepped after it, before the next
-        self.call_reach: list[list[int]] = []
+        #: Per backward call (the first ``_CALLS``): how many parameters of each optimizer (by
+        #: index) it reached, and the optimizers that stepped after it, before the next
+        self.call_reach: list[dict[str, int]] = []
         self.steps_after: list[list[int]] = []
         self.opt_grads: list[dict[str, list[Any]]] = []
         self._groups: dict[int, list[Any]] = {}
@@ -104,7 +104,7 @@ class _State:
         self._groups = {i: [p for group in optimizer.param_groups for p in group["params"]
                             if id(p) in ids] for i, optimizer in enumerate(self.optimizers)}
         self._groups = {i: params for i, params in self._groups.items() if params}
-        self.call_reach.append(sorted(self._groups))
+        self.call_reach.append({str(i): len(params) for i, params in self._groups.items()})
         self.steps_after.append([])
 
     def note_grads(self) -> None:

@@ -70,6 +70,7 @@ class Diagnosis:
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
+    again_read: Frame | None = None  # ... and where the failing loss read it, then
     saved_frames: tuple[Frame, ...] = ()  # the saving op's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
     stepped: bool = False  # an optimizer stepped between that call and the failing one
@@ -95,7 +96,8 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 
 _FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
-           "carry_producer", "previous_backward", "view", "state_at", "first_read")  # fmt: skip
+           "carry_producer", "previous_backward", "view", "state_at", "first_read",
+           "again_read")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -134,10 +136,10 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     return within and not (d.stepped and d.previous_backward == d.failing and one_read)
 
 
-def _first_read(carry: Mapping[str, Any], own: Collection[str]) -> Frame | None:
+def _reads_apart(carry: Mapping[str, Any], own: Collection[str]) -> tuple[Frame, Frame] | None:
     """Where the first loss read the shared value, when the failing pass did not read it
-    there: the first frame, from the outside in, where that read's user frames part from
-    the failing read's. Both backward calls can be one line (a trainer's engine,
+    there, and where the failing loss read it: the first frames, from the outside in,
+    where the two reads' user frames part. Both backward calls can be one line (a trainer's engine,
     Lightning's automatic optimization calling ``backward`` for each optimizer in turn):
     the reads tell two losses sharing one graph (a GAN's ``D(fake)`` in its discriminator
     step, read again in its generator step) from one loss reading it again on every pass,
@@ -155,7 +157,7 @@ def _first_read(carry: Mapping[str, Any], own: Collection[str]) -> Frame | None:
         if read not in now:
             for mine, theirs in zip(reversed(read), reversed(again), strict=False):
                 if mine != theirs:
-                    return mine
+                    return mine, theirs
     return None
 
 
@@ -220,13 +222,15 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                      backward_by=called_from)  # fmt: skip
     carry = traced.get("carry") or {}
     if carry:
+        apart = _reads_apart(carry, own)
         base = replace(
             base,
             carry_consumer=_first_own(carry["consumer_frames"], own),
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
-            first_read=_first_read(carry, own),
+            first_read=apart[0] if apart else None,
+            again_read=apart[1] if apart else None,
         )
     state = traced.get("module_state") or {}
     if state and state.get("backward_frames"):

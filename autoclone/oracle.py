@@ -45,7 +45,7 @@ class Reference:
     ended: str = ""  # PREFIX: the error that ended the reference run
     output: str = ""  # OUTPUT: what the reference run printed (its end)
     #: The run's optimizers per backward call, and their gradient checksums (``RunResult``)
-    call_reach: tuple[tuple[int, ...], ...] = ()
+    call_reach: tuple[Mapping[str, int], ...] = ()
     opt_grads: tuple[Mapping[str, Any], ...] = ()
 
     def describe(self) -> str:
@@ -141,12 +141,14 @@ def _only_cut(result: RunResult, reference: Reference, call: int) -> bool:
                    len(result.opt_grads), len(reference.opt_grads)):  # fmt: skip
         return False
     mine, theirs = set(result.call_reach[call]), set(reference.call_reach[call])
+    if any(result.call_reach[call][o] != reference.call_reach[call][o] for o in mine & theirs):
+        return False  # a cut that took some of an optimizer's parameters out of the call
     if not mine < theirs:
         return False
     got, want = result.opt_grads[call], reference.opt_grads[call]
     return all(
-        len(got.get(str(o), ())) == 2
-        and all(same(a, b) for a, b in zip(got[str(o)], want.get(str(o), ("?", "?")), strict=True))
+        len(got.get(o, ())) == 2
+        and all(same(a, b) for a, b in zip(got[o], want.get(o, ("?", "?")), strict=True))
         for o in mine
     )
 
@@ -185,24 +187,25 @@ def untrained(original: Mapping[str, int], patched: Mapping[str, int]) -> str | 
     )
 
 
-def stale_steps(
-    original: Sequence[Sequence[int]], run: RunResult
-) -> str | None:
-    """A backward call that no longer reaches the optimizer stepping right after it, where
-    the original's same call did (``original``: each call's reached optimizers). That step
-    then uses what other losses left in ``.grad``: a cut at the wrong end of a graph (a GAN's
-    cached fake detached after the discriminator's backward, so the generator's own loss
-    never reaches the generator) passes every other check."""
+def stale_steps(original: Sequence[Mapping[str, int]], run: RunResult) -> str | None:
+    """A backward call that no longer reaches parameters of the optimizer stepping right
+    after it which the original's same call reached (``original``: each call's count of
+    reached parameters per optimizer). That step then uses what other losses left in
+    their ``.grad``, or nothing: a cut at the wrong end of a graph (a GAN's cached fake
+    detached after the discriminator's backward, so the generator's own loss never reaches
+    the generator; a head's loss cut off from the encoder its optimizer also steps) passes
+    every other check."""
     for call, stepped in enumerate(run.steps_after):
         if call >= min(len(original), len(run.call_reach)):
             break
-        lost = [o for o in stepped if o in original[call] and o not in run.call_reach[call]]
-        if lost:
-            return (
-                f"backward call {call + 1} no longer reaches the parameters of the optimizer "
-                f"that steps after it (optimizer {lost[0] + 1} in the order the script made "
-                "them): that step would use gradients other losses left behind"
-            )
+        for o in map(str, stepped):
+            if run.call_reach[call].get(o, 0) < original[call].get(o, 0):
+                return (
+                    f"backward call {call + 1} no longer reaches some parameters of the "
+                    f"optimizer that steps after it (optimizer {int(o) + 1} in the order the "
+                    "script made them): that step would use gradients other losses left "
+                    "behind, or none"
+                )
     return None
 
 

@@ -75,12 +75,16 @@ def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str]
     failure = ref.error.line if ref.error else ref.status
     error_class = cls.classify(failure)
     what = failure[:200] if error_class == cls.NOT_AUTOGRAD else cls.DESCRIPTIONS[error_class]
-    return (
+    why = (
         "retain_graph=True would only delay the error: with no graph freed, the script "
         f"still fails ({what}); something between the two backward calls (an optimizer "
         "step?) changes what the graph saved, which is a choice about training that "
         "autoclone leaves to you"
-    ), {}
+    )
+    if error_class == cls.INPLACE_VERSION:  # a step changed what the graph saved: no
+        # retained numbers, but a detach of the shared value is judged like every cut
+        return Reference(FINITE, (), (), limit), {"retained_failed": why}
+    return why, {}
 
 
 def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | None]:

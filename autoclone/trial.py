@@ -70,8 +70,9 @@ class RunResult:
     #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
     reached: Mapping[str, int] = field(default_factory=dict)
     unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
-    #: Per backward call: the optimizers it reached, and those that stepped right after it
-    call_reach: tuple[tuple[int, ...], ...] = ()
+    #: Per backward call: how many parameters of each optimizer it reached (by the
+    #: optimizer's index, as text), and the optimizers that stepped right after it
+    call_reach: tuple[Mapping[str, int], ...] = ()
     steps_after: tuple[tuple[int, ...], ...] = ()
     #: Per backward call: each reached optimizer's gradient checksum (by its index)
     opt_grads: tuple[Mapping[str, Any], ...] = ()
@@ -578,7 +579,7 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         peak_mb=float(data.get("peak_mb") or 0.0),
         reached=dict(data.get("reached") or {}),
         unreached=dict(data.get("unreached") or {}),
-        call_reach=tuple(map(tuple, data.get("call_reach") or ())),
+        call_reach=tuple(data.get("call_reach") or ()),
         steps_after=tuple(map(tuple, data.get("steps_after") or ())),
         opt_grads=tuple(data.get("opt_grads") or ()),
         label_grads=tuple(_relative(data.get("label_grads") or [], project)),

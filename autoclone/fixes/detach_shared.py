@@ -24,7 +24,7 @@ from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
 from autoclone.diagnose import Diagnosis, Frame, where
 from autoclone.fixes.base import RETAINED, Candidate, Context, Kind
 from autoclone.fixes.retain_graph import two_calls_one_graph
-from autoclone.oracle import FINITE, Reference, judge, same, stale_steps
+from autoclone.oracle import FINITE, Reference, judge, same, stale_steps, untrained
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -43,12 +43,13 @@ def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
 def first_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
     """Where the first loss read the shared value on a line of its own (both backward
     calls made by one line of a trainer): the reads there of a name that one of the lines
-    making the value bound (``self.fake = self(z)``, read by ``D(self.fake)``)."""
-    if found.first_read is None:
-        return []
+    making the value bound (``self.fake = self(z)``, read by ``D(self.fake)``); then the
+    failing loss's own read of it (a generator's step first: the discriminator's loss,
+    second, is the one that must not reach the generator)."""
     making = set(found.producer_frames)
     names = {n for s in sites if (s.file, s.line) in making and s.kind == ASSIGN for n in s.bound}
-    return [s for s in sites if (s.file, s.line) == found.first_read and s.kind == ARG
+    return [s for at in (found.first_read, found.again_read) if at is not None
+            for s in sites if (s.file, s.line) == at and s.kind == ARG
             and s.target in names]  # fmt: skip
 
 
@@ -97,15 +98,18 @@ class DetachShared(Kind):
         return two_calls_one_graph(found)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        if not ctx.evidence.get("leaks"):
+        if not ctx.evidence.get("leaks") and not ctx.evidence.get("retained_failed"):
             return []
         carried = shared_reads(found, ctx.sites)
-        edits = [as_detach(s) for s in carried or first_reads(found, ctx.sites)
-                 or common_reads(found, ctx)]  # fmt: skip
-        reads = [s for s in edits if s is not None]
+        first = carried or first_reads(found, ctx.sites) or common_reads(found, ctx)
+        # then the failing loss's own read, where the two reads part (the second loss is
+        # the one that must stay out of the graph when the first one needs it)
+        later = [s for s in first_reads(found, ctx.sites) if s not in first]
+        reads = [e for e in map(as_detach, [*first, *later]) if e is not None]
         # every read of the tensor the older graph made; never several names at once: a
         # single detach passes only if it alone keeps the first loss out of that graph
-        together = [Candidate(-1.0, tuple(reads))] if carried and len(reads) > 1 else []
+        every = [e for e in map(as_detach, carried) if e is not None]
+        together = [Candidate(-1.0, tuple(every))] if len(every) > 1 else []
         return together + [Candidate(i, (s,)) for i, s in enumerate(reads)]
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
@@ -127,6 +131,8 @@ class DetachShared(Kind):
         if not isinstance(outcome, Passed):
             return outcome
         stale = stale_steps(ctx.evidence.get("call_reach", ()), run)
+        if ctx.evidence.get("retained_failed"):  # no retained numbers: judged as a cut
+            stale = stale or untrained(ctx.evidence.get("reached", {}), run.reached)
         if stale:
             return Failed("numbers", stale)
         upto = int(ctx.evidence.get("before", 0)) + 1
@@ -149,6 +155,13 @@ class DetachShared(Kind):
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
+        if any((s.file, s.line) == found.again_read for s in chosen):
+            return [
+                "the first loss keeps its graph and trains what it trained; the second one "
+                "no longer reaches into that graph, whose saved weights an optimizer step "
+                "had already changed (so retain_graph=True could not cure it): each "
+                "optimizer steps on its own loss alone"
+            ]
         return [
             "retain_graph=True on the first backward call would also remove the error, but "
             "then its gradients reach parameters of an optimizer that steps later without "

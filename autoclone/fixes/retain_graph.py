@@ -50,9 +50,13 @@ class RetainGraph(Kind):
         first = found.previous_backward
         if first is None or same_loss_twice(found, ctx.lines) or ctx.evidence.get("leaks"):
             return []
+        if ctx.evidence.get("retained_failed"):  # the retained run itself failed
+            return []
         return ranked([[site] for site in retain_graph(*first, ctx.line(*first))])
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        if ctx.evidence.get("retained_failed"):
+            return str(ctx.evidence["retained_failed"])
         if same_loss_twice(found, ctx.lines):
             return (
                 "the same loss is backpropagated twice in one iteration; if the gradient "
