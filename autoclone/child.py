@@ -14,6 +14,9 @@ import ast
 import builtins
 import collections
 import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import json
 import math
 import os
@@ -27,7 +30,8 @@ import time
 import traceback
 import warnings
 import weakref
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from autoclone import devices, isolation, labels
 
@@ -466,8 +470,35 @@ def _seed() -> None:
 
 def _error_info(exc: BaseException) -> dict[str, Any]:
     frames = [(f.filename, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__)]
-    info = {"type": type(exc).__name__, "message": str(exc), "frames": frames}
+    info: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "frames": frames}
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        info["found"] = _found_beside_user(exc.name)
     return _spawned(info) or info
+
+
+def _found_beside_user(name: str) -> str:
+    """The folder beside the user's project that holds ``name``, where a search path the
+    script made from its copy (``sys.path.insert(0, '../lib')``, ``__file__/../lib``)
+    points above the copy: what the same entry means from the user's own folder; "" if
+    no such folder holds it."""
+    env = os.environ
+    copy, user = env.get("AUTOCLONE_ROOT", ""), env.get("AUTOCLONE_USER_ROOT", "")
+    session = env.get("AUTOCLONE_SESSION", "")
+    if not (copy and user and session):
+        return ""
+    top = name.split(".")[0]
+    for entry in list(sys.path):
+        if not isinstance(entry, str) or not entry:
+            continue
+        full = os.path.normpath(os.path.join(os.getcwd(), entry))
+        rel = os.path.relpath(full, copy)
+        if not rel.startswith(os.pardir) or not full.startswith(session + os.sep):
+            continue  # inside the copy (the user's folder is the same), or a real path
+        there = os.path.normpath(os.path.join(user, rel))
+        with contextlib.suppress(Exception):
+            if importlib.machinery.PathFinder.find_spec(top, [there]) is not None:
+                return there
+    return ""
 
 
 #: ``torch.multiprocessing.spawn`` re-raises a worker's error in the parent as
@@ -504,13 +535,113 @@ def _announce_start() -> None:
             open(marker, "a").close()
 
 
+#: The interpreter's search path and ``PYTHONPATH`` as it started (the zygote's, for a
+#: forked trial): what a trial's own ``PYTHONPATH`` replaces
+_STARTED: tuple[list[str], str] | None = None
+
+
+def remember_search_path() -> None:
+    """Note the search path this interpreter started with (the zygote calls it first)."""
+    global _STARTED
+    if _STARTED is None:
+        _STARTED = (list(sys.path), os.environ.get("PYTHONPATH", ""))
+
+
+def _entries(value: str) -> list[str]:
+    return [os.path.abspath(e) for e in value.split(os.pathsep) if e]
+
+
+def search_path(started: Sequence[str], was: str, now: str) -> list[str]:
+    """``sys.path`` as an interpreter started with ``PYTHONPATH=now`` would have it, from
+    one that started with ``was`` (a forked trial's zygote started with the first trial's
+    entries, its copies of the project's folders)."""
+    old, new, path = _entries(was), _entries(now), list(started)
+    if old == new or not path:
+        return path
+    if path[1 : 1 + len(old)] == old:
+        return [path[0], *new, *path[1 + len(old) :]]
+    return [path[0], *new, *(p for p in path[1:] if p not in old)]
+
+
+#: Folders whose modules are never the user's own, wherever they are
+_LIBRARY_DIRS = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".git"})
+
+
+class _IntoCopy(importlib.abc.MetaPathFinder):
+    """A module the import system finds in the user's project (an editable install's
+    finder or ``.pth``, an absolute ``sys.path`` entry) is loaded from the trial's copy
+    of that file instead: the copy holds the edits being tried, the user's file never.
+    Libraries stay where they are (a virtual environment inside the project, autoclone
+    itself)."""
+
+    def __init__(self, user: str, copy: str) -> None:
+        self.user, self.copy = user.rstrip(os.sep) + os.sep, copy.rstrip(os.sep) + os.sep
+        own = os.path.dirname(os.path.abspath(__file__))  # autoclone's package
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, own}
+        self.kept = tuple(os.path.realpath(p) + os.sep for p in prefixes)
+
+    def _moved(self, path: str) -> str | None:
+        if not path.startswith(self.user) or os.path.realpath(path).startswith(self.kept):
+            return None
+        rel = path[len(self.user) :]
+        if _LIBRARY_DIRS.intersection(rel.split(os.sep)):
+            return None
+        moved = self.copy + rel
+        return moved if os.path.exists(moved) else None
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        origin = getattr(spec, "origin", None)
+        moved = self._moved(origin) if isinstance(origin, str) else None
+        if spec is None or moved is None:
+            return spec
+        places = spec.submodule_search_locations
+        if places is not None:
+            places = [self._moved(p) or p for p in places]
+        return importlib.util.spec_from_file_location(
+            name, moved, submodule_search_locations=places
+        )
+
+
+def _set_search_path(env: os._Environ[str]) -> None:
+    """The trial's ``PYTHONPATH`` on ``sys.path``, and modules of the user's project
+    loaded from the trial's copy whichever finder finds them."""
+    remember_search_path()
+    assert _STARTED is not None
+    sys.path[:] = search_path(_STARTED[0], _STARTED[1], env.get("PYTHONPATH", ""))
+    user, copy = env.get("AUTOCLONE_USER_ROOT", ""), env.get("AUTOCLONE_ROOT", "")
+    if user and copy and user != copy:
+        sys.meta_path.insert(0, _IntoCopy(user, copy))
+
+
+def _own_files(env: os._Environ[str]) -> str:
+    """What the tracer and the label watch take for the user's files: the copy, and the
+    user's modules outside the project (``AUTOCLONE_OUTER``), which a trial loads from
+    where they are. ``str.startswith``, the one use they make of it, takes a tuple."""
+    root = (env.get("AUTOCLONE_ROOT") or os.path.dirname(env["AUTOCLONE_SCRIPT"])) + os.sep
+    outer = json.loads(env.get("AUTOCLONE_OUTER") or "[]")
+    return cast(str, (root, *outer)) if outer else root
+
+
 def _run_script(script: str, argv: list[str], state: _State) -> None:
+    module = os.environ.get("AUTOCLONE_MODULE", "")
     sys.argv = [script, *argv]
-    sys.path[0] = os.path.dirname(script)
+    # ``python -m`` puts the current folder first, ``python script.py`` the script's own
+    sys.path[0] = os.getcwd() if module else os.path.dirname(script)
     state.started = time.perf_counter()
     _announce_start()
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         state.write("completed" if code == 0 else "exit", code=code)
@@ -525,6 +656,7 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
 def main() -> None:
     env = os.environ
     isolation.enter_from_env()  # before anything of the script's can run
+    _set_search_path(env)
     mode = env.get("AUTOCLONE_MODE", PLAIN)
     limit = int(env["AUTOCLONE_LIMIT"]) if env.get("AUTOCLONE_LIMIT") else None
     state = _State(env["AUTOCLONE_RESULT"], limit, mode)
@@ -540,20 +672,20 @@ def main() -> None:
     devices.install()  # a GPU script on a machine without one: CUDA run on the CPU
     _install_backward_counter(state)
     _install_optimizer_registry(state)
-    root = env.get("AUTOCLONE_ROOT") or os.path.dirname(env["AUTOCLONE_SCRIPT"])
-    state.labels = labels.install(root + os.sep)
+    own = _own_files(env)
+    state.labels = labels.install(own)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:
         from autoclone.tracer import install
 
-        state.tracer = install(env["AUTOCLONE_ROOT"] + os.sep)
+        state.tracer = install(own)
         state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
         state.tracer.copy_on_write = state.past > 0
     elif mode == RETAIN_REFERENCE:
         from autoclone import leaks
 
-        state.leaks = leaks.install(env["AUTOCLONE_ROOT"] + os.sep)
+        state.leaks = leaks.install(own)
     argv = json.loads(env.get("AUTOCLONE_ARGV", "[]"))
     script = env["AUTOCLONE_SCRIPT"]
     if mode == REFERENCE:

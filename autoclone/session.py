@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -27,12 +28,22 @@ from autoclone.codemods.knobs import Knob, find_knobs, merge
 from autoclone.codemods.overrides import apply_overrides
 from autoclone.codemods.sites import Site, find_sites
 from autoclone.patch import SourceFile, apply_edits
-from autoclone.project import user_files
+from autoclone.project import (
+    SKIP_DIRS,
+    is_library,
+    module_file,
+    module_name,
+    scan,
+    search_path,
+    user_files,
+)
 from autoclone.setvalues import argparse_calls, check_option_value, constant_value, module_values
 from autoclone.shrink import Plan
 from autoclone.shrink import first_run as shrunk_first_run
 from autoclone.snapshot import TooLarge
-from autoclone.trial import Runner, RunResult, RunSpec
+from autoclone.trial import ErrorInfo, Runner, RunResult, RunSpec
+
+Frame = tuple[str, int]
 
 
 class BadInput(Exception):
@@ -43,8 +54,11 @@ class BadInput(Exception):
 class Options:
     """What the user asked for. ``progress`` receives one-line status messages."""
 
-    script: Path
+    script: Path  # with ``module``: the file ``python -m`` runs
     args: tuple[str, ...] = ()
+    #: ``-m pkg.train``: the script is run as ``python -m pkg.train`` runs it (a package's
+    #: module, its relative imports working); the project root defaults to the cwd
+    module: str = ""
     steps: int = 3
     timeout: float = 120.0
     device: str = "auto"
@@ -83,6 +97,10 @@ class Project:
     knobs: list[Knob] = field(default_factory=list)  # what could be shrunk for trials
     plan: Plan = field(default_factory=Plan)  # what trials run shrunk, once decided
     script: str = ""  # the file trials run, relative to root (a notebook's: its script)
+    #: The user's modules outside the root, read for the diagnosis to name and never
+    #: edited nor written into a trial: key (relative to the root, ``../src/m.py``) -> the
+    #: paths a run may load it by (as its search path names it, and its real path)
+    outer: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _bases: dict[Plan, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
 
     def texts(
@@ -93,7 +111,11 @@ class Project:
         treated alike, over theirs. ``plan=Plan()`` is the user's own sizes."""
         plan = self.plan if plan is None else plan
         changed = plan.texts(
-            {rel: apply_overrides(text, self.constants) for rel, text in (variant or {}).items()}
+            {
+                rel: apply_overrides(text, self.constants)
+                for rel, text in (variant or {}).items()
+                if rel not in self.outer
+            }
         )
         return {**self._base(plan), **changed}
 
@@ -111,7 +133,11 @@ class Project:
 
     @cached_property
     def _overridden(self) -> dict[str, str]:
-        return {rel: apply_overrides(src.text, self.constants) for rel, src in self.sources.items()}
+        return {
+            rel: apply_overrides(src.text, self.constants)
+            for rel, src in self.sources.items()
+            if rel not in self.outer
+        }
 
     @cached_property
     def lines(self) -> dict[str, list[str]]:
@@ -122,9 +148,19 @@ class Project:
         out = {}
         for rel, src in self.sources.items():
             own = [s for s in sites if s.file == rel]
-            if own:
+            if own and rel not in self.outer:  # never an edit outside the project
                 out[rel] = apply_edits(src, edits(own))
         return out
+
+    def adopt(self, rel: str, src: SourceFile) -> None:
+        """A file under the root a run showed to be the user's (imported through a
+        search path the script set up itself), read after the project was loaded: its
+        sites join the candidates, and the texts are made again."""
+        self.sources[rel] = src
+        self.sites += find_sites(src.text, rel)
+        self._bases.clear()
+        for cached in ("_overridden", "lines"):
+            self.__dict__.pop(cached, None)
 
 
 def load_project(options: Options) -> Project:
@@ -134,13 +170,17 @@ def load_project(options: Options) -> Project:
         raise BadInput(wrong)
     script, root = _script_and_root(options)
     sources: dict[str, SourceFile] = {}
+    path = search_path(options.cwd.resolve() if options.module else script.parent, options.cwd)
+    outer: dict[str, tuple[str, ...]] = {}
+    outer_files: list[tuple[Path, Path]] = []  # a notebook's are not looked for
     if nbk.is_notebook(script):
-        paths = _notebook_files(script, root, options, sources)
+        paths = _notebook_files(script, root, options, sources, path)
     else:
-        paths = user_files(script, root)
-    for path in paths:
-        rel = path.relative_to(root).as_posix()
-        sources[rel] = _read_source(path, _shown(path, options.cwd))
+        files = scan(script, root, path)
+        paths, outer_files = files.inside, files.outer
+    for file in paths:
+        rel = file.relative_to(root).as_posix()
+        sources[rel] = _read_source(file, _shown(file, options.cwd))
     sites = [site for rel, src in sources.items() for site in find_sites(src.text, rel)]
     knobs = merge(
         knob
@@ -149,11 +189,19 @@ def load_project(options: Options) -> Project:
         if knob.name not in options.overrides
     )
     constants = _constants(options.overrides, sources)
-    return Project(root, sources, sites, constants, knobs, script=next(iter(sources)))
+    first = next(iter(sources))
+    for seen, real in outer_files:  # read last: no site, knob or --set target in them
+        key = Path(os.path.relpath(real, root)).as_posix()
+        try:
+            sources[key] = _read_source(real, _shown(real, options.cwd))
+        except BadInput:
+            continue  # not ours to repair: its own run says what is wrong with it
+        outer[key] = tuple(dict.fromkeys([str(seen), str(real)]))
+    return Project(root, sources, sites, constants, knobs, script=first, outer=outer)
 
 
 def _notebook_files(
-    script: Path, root: Path, options: Options, sources: dict[str, SourceFile]
+    script: Path, root: Path, options: Options, sources: dict[str, SourceFile], path: list[Path]
 ) -> list[Path]:
     """A notebook's code cells as the project's first file (a script that exists only in
     the trials' copies), and the local modules it imports."""
@@ -178,26 +226,54 @@ def _notebook_files(
     with tempfile.TemporaryDirectory(prefix="autoclone-nb-") as folder:  # imports, as read
         program = Path(folder, "notebook.py")
         program.write_text(nb.script, encoding="utf-8")
-        return user_files(program, root)[1:]
+        return user_files(program, root, [script.parent, *path[1:]])[1:]
 
 
 def user_root(options: Options) -> Path:
     """The project folder as the user named it: ``--root``, else the folder the script's
-    path is in (a link's own folder, not its target's)."""
-    return Path(os.path.abspath(options.root or options.script.absolute().parent))
+    path is in (a link's own folder, not its target's), or for ``-m`` the current one."""
+    default = options.cwd.absolute() if options.module else options.script.absolute().parent
+    return Path(os.path.abspath(options.root or default))
+
+
+def project_root(options: Options) -> Path:
+    """The project root, resolved: what the trials copy and file names are relative to."""
+    default = options.cwd if options.module else options.script.resolve().parent
+    return (options.root or default).resolve()
+
+
+def find_module(name: str, cwd: Path) -> Path:
+    """The file ``python -m name`` would run from ``cwd`` (its ``sys.path[0]``, then the
+    ``PYTHONPATH`` entries); ``BadInput`` naming what is wrong, in one line."""
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        hint = f": for a file, `autoclone fix {name}`" if name.endswith(".py") else ""
+        raise BadInput(f"-m {name}: not a module name (dotted identifiers, as pkg.train){hint}")
+    found = module_file(name, search_path(cwd.resolve(), cwd))
+    if found is None:
+        raise BadInput(
+            f"-m {name}: no module of that name in the current directory or on PYTHONPATH "
+            f"(`python -m {name}` would not find it here either)"
+        )
+    return found
 
 
 def _script_and_root(options: Options) -> tuple[Path, Path]:
+    shown = f"-m {options.module} ({options.script})" if options.module else str(options.script)
     script = options.script.resolve()
     if not script.exists():
-        raise BadInput(f"{options.script}: no such file")
+        raise BadInput(f"{shown}: no such file")
     if not script.is_file():
-        raise BadInput(f"{options.script}: not a file")
-    root = (options.root or script.parent).resolve()
+        raise BadInput(f"{shown}: not a file")
+    root = project_root(options)
     if not script.is_relative_to(root):
-        raise BadInput(f"{options.script}: not under the project root {root}")
+        raise BadInput(f"{shown}: not under the project root {root}")
     if root == Path(root.anchor):
         raise BadInput(f"the project root cannot be {root}, the whole file system: pass --root")
+    if options.module and not options.cwd.resolve().is_relative_to(root):
+        raise BadInput(
+            f"-m {options.module} runs from the current directory, which is outside the "
+            f"project root {root}: run from inside it, or pass a --root that holds both"
+        )
     return script, root
 
 
@@ -235,7 +311,7 @@ def dry_run_refusal(options: Options) -> str | None:
 def editor_paths(lines: list[str], options: Options) -> list[str]:
     """``path:line:col: message`` lines name files relative to the project root; an
     editor resolves them from where the command ran, so make them relative to that."""
-    root = (options.root or options.script.resolve().parent).resolve()
+    root = project_root(options)
     out = []
     for line in lines:
         rel, sep, rest = line.partition(":")
@@ -364,6 +440,9 @@ def make_runner(options: Options, project: Project) -> Runner:
         nproc=options.nproc,
         warm=options.launcher == launching.NONE,  # torchrun starts its own ranks: no fork
         allow_outside=options.allow_outside_writes,
+        module=options.module,
+        user_cwd=cwd,
+        outer={path: key for key, paths in project.outer.items() for path in paths},
     )
     try:
         size = runner.prepare().size
@@ -408,26 +487,136 @@ def first_run(
         say(f"trials run shrunk: {project.plan.describe()}")
     if runner.skipped:
         say(f"note: trials run without {', '.join(runner.skipped)}: not copied")
-    return _with_root_hint(first, project.root, options.cwd)
+    _adopt(project, runner, first, options.cwd)
+    if first.error is None:
+        return first
+    hint = (
+        _root_hint(first.error, project.root, options.cwd)
+        or _outside_hint(first.error, project.root, options.cwd)
+        or _module_hint(first.error, options)
+    )
+    if not hint:
+        return first
+    return replace(first, error=replace(first.error, message=first.error.message + hint))
+
+
+def _frame_files(value: Any) -> set[str]:
+    """Every file named in a run's frames (its error's, the tracer's diagnosis's)."""
+    if isinstance(value, dict):
+        out: set[str] = set()
+        for key, item in value.items():
+            if key.endswith("frames") and isinstance(item, (list, tuple)):
+                out |= {str(f[0]) for f in item if isinstance(f, (list, tuple)) and f}
+            else:
+                out |= _frame_files(item)
+        return out
+    if isinstance(value, list):
+        return set().union(*(_frame_files(v) for v in value))
+    return set()
+
+
+def _adopt(project: Project, runner: Runner, first: RunResult, cwd: Path) -> None:
+    """Files under the root the first run's error or diagnosis went through that the
+    imports did not name (a module found through ``sys.path.insert(0, '../lib')``): the
+    user's code too, so the diagnosis names their lines and the repair may edit them."""
+    runs = [first, *([first.past] if first.past is not None else [])]
+    named: set[str] = set()
+    for run in runs:
+        named |= {f for f, _ in (run.error.frames if run.error else ())}
+        named |= {f for f, _ in run.forward_frames}
+        named |= _frame_files(run.diagnosis) | _frame_files(run.conflict_diagnosis)
+    for rel in sorted(named - set(project.sources)):
+        path = project.root / rel
+        if os.path.isabs(rel) or not rel.endswith(".py") or not path.is_file():
+            continue
+        real = path.resolve()
+        if not real.is_relative_to(project.root) or is_library(real):
+            continue
+        if SKIP_DIRS.intersection(real.relative_to(project.root).parts):
+            continue
+        try:
+            src = _read_source(path, _shown(path, cwd))
+        except BadInput:
+            continue
+        project.adopt(rel, src)
+        runner.encodings = {**runner.encodings, rel: src.encoding}
 
 
 _MISSING = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
 
 
-def _with_root_hint(first: RunResult, root: Path, cwd: Path) -> RunResult:
+def _root_hint(error: ErrorInfo, root: Path, cwd: Path) -> str:
     """A file the script opens relative to the current directory, run from above the
     project root, is missing in the trial (whose folder is the root's copy): say which
     ``--root`` makes it exist, in the same one line."""
-    match = _MISSING.search(first.error.message) if first.error else None
+    match = _MISSING.search(error.message)
     here = cwd.resolve()
-    if first.error is None or match is None or here.is_relative_to(root):
-        return first
+    if match is None or here.is_relative_to(root):
+        return ""
     path = match.group("path")
     if os.path.isabs(path) or not (here / path).exists():
-        return first
+        return ""
     common = Path(os.path.commonpath([here, root]))
-    hint = (
+    return (
         f" (trials run in a copy of {_shown(root, cwd)}/; {path} is found from the current "
         f"directory: rerun with --root {_shown(common, cwd)})"
     )
-    return replace(first, error=replace(first.error, message=first.error.message + hint))
+
+
+def _outside_hint(error: ErrorInfo, root: Path, cwd: Path) -> str:
+    """A module the script finds through a path relative to its copy (``'../lib'``),
+    which exists beside the user's project but not beside the trial's copy: where it is,
+    and the ``--root`` that brings it in."""
+    if error.type != "ModuleNotFoundError" or not error.found:
+        return ""
+    found = Path(error.found)
+    name = re.search(r"No module named '([^']+)'", error.message)
+    what = name.group(1) if name else "the module"
+    return (
+        f" ({what} is found in {_shown(found, cwd)}/, outside the project root "
+        f"{_shown(root, cwd)}/ that trials copy: {_root_for(found, root, cwd)})"
+    )
+
+
+def _root_for(path: Path, root: Path, cwd: Path) -> str:
+    """What brings ``path`` into the project: the ``--root`` that holds both, as the user
+    types it (none where only the file system's root does)."""
+    common = Path(os.path.commonpath([path.resolve(), root]))
+    if common == Path(common.anchor):
+        return "no folder but the file system's root holds both, and trials cannot copy that"
+    return f"rerun with --root {_shown(common, cwd)}"
+
+
+def _module_hint(error: ErrorInfo, options: Options) -> str:
+    """A package's module run as a file fails at its relative import, as it does under
+    ``python pkg/train.py``: name the ``-m`` command that runs it as its users do."""
+    if options.module or "attempted relative import with no known parent package" not in (
+        error.message
+    ):
+        return ""
+    found = module_name(options.script, options.cwd)
+    if found is None:
+        return ""
+    name, base = found
+    where = "" if base == options.cwd.resolve() else f"cd {_shown(base, options.cwd)} && "
+    args = f" -- {shlex.join(options.args)}" if options.args else ""
+    return (
+        f" ({_shown(options.script.resolve(), options.cwd)} is the module {name} of a package: "
+        f"run it as `python -m {name}` does, with `{where}autoclone fix -m {name}{args}`)"
+    )
+
+
+def outer_advice(frames: Sequence[Frame | None], options: Options) -> str:
+    """When the first located line (the write, else the view, else the save) is in the
+    user's code outside the project root: that it is, and the ``--root`` that brings it
+    in; else ""."""
+    frame = next((f for f in frames if f), None)
+    if frame is None or not str(frame[0]).startswith("../"):  # only those are named so
+        return ""
+    root = project_root(options)
+    path = Path(os.path.normpath(root / frame[0]))
+    return (
+        f"{_shown(path, options.cwd)}:{frame[1]} is outside the project root "
+        f"{_shown(root, options.cwd)}/, and autoclone edits only files under it: "
+        f"{_root_for(path, root, options.cwd)} to repair it there"
+    )

@@ -42,6 +42,9 @@ class ErrorInfo:
     type: str
     message: str
     frames: tuple[tuple[str, int], ...] = ()
+    #: A module the script could not import that exists beside the user's project where
+    #: the script's search path, taken from the user's folder, points (``'../lib'``)
+    found: str = ""
 
     @property
     def line(self) -> str:
@@ -170,6 +173,12 @@ class Runner:
     #: copy-on-write world where the system has it, else the guard), or a mode
     isolate: str = "auto"
     allow_outside: bool = False  # where trials cannot be isolated: ``allow``, not ``guard``
+    module: str = ""  # ``-m``: the script is run as ``python -m module`` runs it
+    #: Where the user stands: ``PYTHONPATH``'s relative entries are resolved from there
+    user_cwd: Path | None = None
+    #: The user's files outside the project a run may load (their path -> their name
+    #: relative to the root, ``../src/pkg/model.py``): traced, never copied nor edited
+    outer: Mapping[str, str] = field(default_factory=dict)
     runs: int = 0
     #: Every path outside the copy a run wrote or deleted, first seen first
     outside: dict[str, isolation.Change] = field(default_factory=dict)
@@ -280,10 +289,11 @@ class Runner:
             raise Unsafe(text[text.index(isolation.FAILED) :].splitlines()[0])
         provisional = spec.past_conflict or spec.run_on
         if timed_out and provisional and (trial / "result.json").exists():
-            return _load(trial / "result.json", project, text, seconds)  # as at the conflict
+            # as at the conflict
+            return _load(trial / "result.json", project, text, seconds, self.outer)
         if timed_out:
             return RunResult("timeout", stderr=text, seconds=seconds)
-        result = _load(trial / "result.json", project, text, seconds)
+        result = _load(trial / "result.json", project, text, seconds, self.outer)
         return replace(result, stdout=outputs.tail(trial / "stdout", _STDOUT_KEPT))
 
     def _launched(
@@ -302,7 +312,7 @@ class Runner:
         for rank in range(self.nproc):
             result, stderr = launching.rank_files(trial, rank)
             text = launching.quiet(outputs.tail(stderr, 40000))[-20000:]
-            ranks.append(_load(result, project, text, seconds))
+            ranks.append(_load(result, project, text, seconds, self.outer))
         return launching.merge(ranks, said)
 
     def _fresh(self, cwd: Path, env: dict[str, str], trial: Path, timeout: float) -> bool:
@@ -368,7 +378,9 @@ class Runner:
         env = dict(os.environ)
         env.update(self.env)
         package_parent = str(Path(autoclone.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(
+            [package_parent, *self._search_path(env.get("PYTHONPATH", ""), project)]
+        )
         env.setdefault("OMP_NUM_THREADS", "1")
         if self.jobs * self.nproc > 1:  # never more torch threads than cores, all together
             share = max(1, (os.cpu_count() or 1) // (self.jobs * self.nproc))
@@ -387,7 +399,10 @@ class Runner:
                 "AUTOCLONE_SESSION": str(self._session),
                 "AUTOCLONE_RESULT": str(trial / "result.json"),
                 "AUTOCLONE_SCRIPT": str(project / self.script),
+                "AUTOCLONE_MODULE": self.module,
                 "AUTOCLONE_ROOT": str(project),
+                "AUTOCLONE_USER_ROOT": str(self.root.resolve()),
+                "AUTOCLONE_OUTER": json.dumps(sorted(self.outer)),
                 "AUTOCLONE_ARGV": json.dumps(list(self.argv)),
                 "AUTOCLONE_MODE": spec.mode,
                 "AUTOCLONE_SITES": ",".join(sorted(spec.sites)),
@@ -398,6 +413,22 @@ class Runner:
             }
         )
         return env
+
+    def _search_path(self, value: str, project: Path) -> list[str]:
+        """The user's ``PYTHONPATH`` as their shell's ``python`` reads it: a relative entry
+        from where they stand (not from wherever the trial's interpreter starts), and an
+        entry into the project made the trial's copy of that folder, so that the trial
+        imports the copy it edits, never the user's own files."""
+        root = self.root.resolve()
+        cwd = self.user_cwd or Path.cwd()
+        out = []
+        for entry in value.split(os.pathsep):
+            if not entry:
+                continue
+            path = os.path.abspath(os.path.join(cwd, entry))
+            real = Path(os.path.realpath(path))
+            out.append(str(project / real.relative_to(root)) if real.is_relative_to(root) else path)
+        return out
 
 
 class Zygote:
@@ -520,25 +551,35 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _relative(frames: Any, project: Path) -> tuple[tuple[str, int], ...]:
-    """Frames in the copy become frames in the user's project; library frames keep paths."""
+def _relative(
+    frames: Any, project: Path, outer: Mapping[str, str] | None = None
+) -> tuple[tuple[str, int], ...]:
+    """Frames in the copy become frames in the user's project, frames in the user's
+    files outside it their names relative to the root (``outer``); library frames keep
+    their paths."""
     out = []
     prefix = str(project) + os.sep
     for file, line in frames or ():
-        rel = file[len(prefix) :] if file.startswith(prefix) else file
-        out.append((rel.replace(os.sep, "/") if rel != file else file, int(line)))
+        if file.startswith(prefix):  # ``exp/../lib/m.py``, via ``sys.path.insert(0, '../lib')``
+            out.append((os.path.normpath(file[len(prefix) :]).replace(os.sep, "/"), int(line)))
+        elif outer and file in outer:
+            out.append((outer[file], int(line)))
+        else:
+            out.append((file, int(line)))
     return tuple(out)
 
 
-def _relative_diagnosis(value: Any, project: Path) -> Any:
+def _relative_diagnosis(value: Any, project: Path, outer: Mapping[str, str] | None = None) -> Any:
     """Every ``frames`` list in the tracer's diagnosis, relative to the project."""
     if isinstance(value, dict):
         return {
-            k: _relative(v, project) if k.endswith("frames") else _relative_diagnosis(v, project)
+            k: _relative(v, project, outer)
+            if k.endswith("frames")
+            else _relative_diagnosis(v, project, outer)
             for k, v in value.items()
         }
     if isinstance(value, list):  # the readers of a carried node: a list of such dicts
-        return [_relative_diagnosis(v, project) for v in value]
+        return [_relative_diagnosis(v, project, outer) for v in value]
     return value
 
 
@@ -551,14 +592,20 @@ _OFFLINE = {"WANDB_MODE": "offline", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLIN
 _STDOUT_KEPT = 65536
 
 
-def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunResult:
+def _load(
+    result_file: Path,
+    project: Path,
+    stderr: str,
+    seconds: float,
+    outer: Mapping[str, str] | None = None,
+) -> RunResult:
     try:
         data = json.loads(result_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return RunResult("crash", stderr=stderr, seconds=seconds)
     error, conflict = data.get("error"), data.get("conflict") or {}
     code = int(data.get("exit_code") or 0)
-    info = _error(error, project) if error else None
+    info = _error(error, project, outer) if error else None
     if not error and data["status"] == "exit":
         info = _exit_info(code, stderr)
     return RunResult(
@@ -567,10 +614,10 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         losses=tuple(data["losses"]),
         grads=tuple(tuple(g) for g in data["grads"]),
         error=info,
-        forward_frames=_relative(data["forward_frames"], project),
+        forward_frames=_relative(data["forward_frames"], project, outer),
         forward_op=data.get("forward_op", ""),
-        diagnosis=_relative_diagnosis(data.get("diagnosis"), project),
-        warnings=tuple(_relative_diagnosis(w, project) for w in data.get("warnings", [])),
+        diagnosis=_relative_diagnosis(data.get("diagnosis"), project, outer),
+        warnings=tuple(_relative_diagnosis(w, project, outer) for w in data.get("warnings", [])),
         stderr=stderr,
         seconds=seconds,
         script_seconds=float(data.get("script_seconds", 0.0)),
@@ -582,16 +629,16 @@ def _load(result_file: Path, project: Path, stderr: str, seconds: float) -> RunR
         call_reach=tuple(data.get("call_reach") or ()),
         steps_after=tuple(map(tuple, data.get("steps_after") or ())),
         opt_grads=tuple(data.get("opt_grads") or ()),
-        label_grads=tuple(_relative(data.get("label_grads") or [], project)),
+        label_grads=tuple(_relative(data.get("label_grads") or [], project, outer)),
         other_conflict=int(data.get("other_conflict", -1)),
-        conflict=_error(conflict["error"], project) if conflict else None,
+        conflict=_error(conflict["error"], project, outer) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
-        conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project),
+        conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project, outer),
         writes={
-            path: _relative([where], project)[0]
+            path: _relative([where], project, outer)[0]
             for path, where in (data.get("writes") or {}).items()
         },  # fmt: skip
-        refused=_relative_diagnosis(data.get("refused"), project),
+        refused=_relative_diagnosis(data.get("refused"), project, outer),
     )
 
 
@@ -604,8 +651,11 @@ def _outside(trial: Path, writes: Mapping[str, tuple[str, int]]) -> tuple[isolat
     return tuple(isolation.Change(path, "wrote", *where) for path, where in writes.items())
 
 
-def _error(error: dict[str, Any], project: Path) -> ErrorInfo:
-    return ErrorInfo(error["type"], error["message"], _relative(error["frames"], project))
+def _error(
+    error: dict[str, Any], project: Path, outer: Mapping[str, str] | None = None
+) -> ErrorInfo:
+    frames = _relative(error["frames"], project, outer)
+    return ErrorInfo(error["type"], error["message"], frames, str(error.get("found") or ""))
 
 
 def _exit_info(code: int, stderr: str) -> ErrorInfo:

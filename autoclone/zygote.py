@@ -43,6 +43,7 @@ from autoclone.lifecycle import (
     kept_from_outside,
     kill_group,
 )
+from autoclone.project import is_library
 
 
 def _warm_up() -> None:
@@ -84,11 +85,15 @@ def script_imports(script: str, root: str) -> list[str]:
             names.append(node.module)
         elif isinstance(node, (ast.Try, ast.If)):
             body[:0] = [*node.body, *getattr(node, "orelse", [])]
-    return [name for name in dict.fromkeys(names) if _outside(name, root)]
+    user = os.environ.get("AUTOCLONE_USER_ROOT", "")
+    return [name for name in dict.fromkeys(names) if _outside(name, root, user)]
 
 
-def _outside(name: str, root: str) -> bool:
-    """An installed module, not one of the project's (nor one that must not go ahead)."""
+def _outside(name: str, root: str, user: str = "") -> bool:
+    """An installed module, not one of the project's (nor one that must not go ahead):
+    a module in the trial's copy (``root``), or one of the user's in their project
+    (``user``, where an editable install finds it; not a library of a virtual
+    environment kept there), is imported by each trial from its own copy."""
     top = name.split(".")[0]
     if any(name == bad or name.startswith(bad + ".") for bad in _NOT_AHEAD):
         return False
@@ -99,7 +104,14 @@ def _outside(name: str, root: str) -> bool:
     except (ImportError, ValueError):
         return False
     origin = spec.origin if spec is not None else None
-    return bool(origin) and not os.path.realpath(str(origin)).startswith(os.path.realpath(root))
+    if not origin:
+        return False
+    real = os.path.realpath(str(origin))
+    if real.startswith(os.path.realpath(root) + os.sep):
+        return False
+    return not (user and real.startswith(os.path.realpath(user) + os.sep)) or is_library(
+        Path(real)
+    )
 
 
 def _threads() -> int:
@@ -274,6 +286,9 @@ def serve() -> None:
     """Fork a child for each request until the parent says ``exit`` or goes away."""
     answer = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the parent
+    from autoclone.child import remember_search_path
+
+    remember_search_path()  # each trial replaces the first trial's PYTHONPATH with its own
     _warm_up()
     _warm_script_imports()
     sys.stdout.flush()
