@@ -28,7 +28,16 @@ from autoclone import report as rp
 from autoclone.explain import explain_script
 from autoclone.patch import PatchError, check_patch, link_out_of, write_files
 from autoclone.repair import repair
-from autoclone.session import Options, dry_run_refusal, editor_paths, user_root
+from autoclone.session import (
+    BadInput,
+    Options,
+    dry_run_refusal,
+    editor_paths,
+    find_module,
+    outer_advice,
+    project_root,
+    user_root,
+)
 
 #: The longest --timeout / --budget accepted: a week is longer than any trial should take,
 #: and far below what select() and time_t can represent.
@@ -164,6 +173,16 @@ NprocOption = Annotated[
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Progress on stderr with --format json too.")
 ]
+ModuleOption = Annotated[
+    str | None,
+    typer.Option(
+        "-m",
+        "--module",
+        help="Run a package's module as `python -m MODULE` runs it (from the current "
+        "directory, which is then the default project root); its arguments after --.",
+        show_default=False,
+    ),
+]
 AllowOutsideOption = Annotated[
     bool,
     typer.Option(
@@ -178,7 +197,7 @@ AllowOutsideOption = Annotated[
 def fix(
     ctx: typer.Context,
     paths: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
             help="Scripts, or folders: the .py files directly in a folder that look like "
             "scripts (top-level code or a __main__ block). Arguments after -- go to every "
@@ -186,7 +205,8 @@ def fix(
             metavar="PATH...",
             show_default=False,
         ),
-    ],
+    ] = None,
+    module: ModuleOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the patch; write nothing.")
     ] = False,
@@ -239,8 +259,11 @@ def fix(
 ) -> None:
     """Repair the scripts; the help text is ``_fix_help()``."""
     _check_launcher(launcher, nproc)
+    paths = paths or []
+    script = _module_script(module, paths) if module is not None else _first(paths)
     options = Options(
-        script=paths[0],
+        script=script,
+        module=module or "",
         args=_script_args(ctx),
         steps=steps,
         timeout=timeout,
@@ -259,9 +282,32 @@ def fix(
     if fmt in (Format.github, Format.sarif) and not check:
         what = "github annotations are" if fmt is Format.github else "a SARIF log is"
         raise typer.BadParameter(f"{what} for explain and fix --check", param_hint="--format")
-    if check or len(paths) > 1 or paths[0].is_dir():
+    if module is not None and check:
+        raise typer.Exit(_check_module(options, fmt, shown))
+    if module is None and (check or len(paths) > 1 or paths[0].is_dir()):
         raise typer.Exit(_fix_many(paths, options, fmt, dry_run, check, shown))
     raise typer.Exit(_fix_one(options, fmt, dry_run, shown, patch_file))
+
+
+def _first(paths: list[Path]) -> Path:
+    if not paths:
+        raise typer.BadParameter("give a script or folder, or -m MODULE", param_hint="PATH...")
+    return paths[0]
+
+
+def _module_script(module: str, paths: list[Path]) -> Path:
+    """The file ``-m module`` runs from here; a usage error (one line, exit 2) when there
+    is none, or when paths were given too."""
+    try:
+        if paths:
+            raise BadInput(
+                f"-m {module} runs one module: give no script with it (its arguments go "
+                "after --)"
+            )
+        return find_module(module, Path.cwd())
+    except BadInput as exc:
+        _err(f"autoclone: error: {exc}")
+        raise typer.Exit(2) from exc
 
 
 def _check_launcher(launcher: Launcher, nproc: int) -> None:
@@ -288,6 +334,7 @@ def _fix_one(
             _need_stdout()
         refusal = dry_run_refusal(options) if dry_run else None
         report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
+    _outside_the_root(report, options)
     view, verified = _in_cells(report, options)
     if view is not None:
         _only_a_notebook_that_validates(report, view, verified)
@@ -325,6 +372,32 @@ def _fix_many(
 
         outcomes = batch.run(job, lambda path, m: display.say(m, str(path)), ended)
     lifecycle.finish()
+    return _outcomes(outcomes, options, fmt, mode, check)
+
+
+def _check_module(options: Options, fmt: Format, shown: bool) -> int:
+    """``fix -m MODULE --check``: the module repaired here, in this process (a batch's
+    scripts each get a ``fix`` of their own, which takes paths), and told as a batch of
+    one: the same lines, table, JSON Lines, annotations or SARIF log."""
+    if fmt in (Format.json, Format.sarif):
+        _need_stdout()
+    with progress.for_stderr(enabled=shown, write=_err) as display:
+        report = repair(replace(options, progress=lambda m: display.say(m, options.module)))
+        _outside_the_root(report, options)
+        _only_a_patch_that_applies(report, dry_run=False)
+        name = Path(os.path.relpath(options.script.absolute(), options.cwd.absolute()))
+        outcome = batch.Outcome(name, report.exit_code, report.seconds, report.as_json(),
+                                f"autoclone: {report.status}: {report.summary}")  # fmt: skip
+        display.done(options.module)
+        display.show("\n".join(_ending_of(outcome, batch.CHECK)))
+    lifecycle.finish()
+    return _outcomes([outcome], options, fmt, batch.CHECK, True)
+
+
+def _outcomes(
+    outcomes: list[batch.Outcome], options: Options, fmt: Format, mode: str, check: bool
+) -> int:
+    """What a batch prints once every script has ended; its exit code."""
     if fmt is Format.json:
         _out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
     elif fmt is Format.github:
@@ -348,7 +421,7 @@ def _from_here(outcome: batch.Outcome, options: Options) -> tuple[str, Path]:
     """One script of ``--check`` and its project root, as paths from where the command
     ran (annotations and SARIF name files from there)."""
     cwd = options.cwd.resolve()
-    root = (options.root or outcome.path.resolve().parent).resolve()
+    root = project_root(replace(options, script=outcome.path))
     shown = Path(os.path.relpath(root, cwd))
     return Path(os.path.relpath(outcome.path.resolve(), cwd)).as_posix(), shown
 
@@ -435,10 +508,13 @@ def _only_a_notebook_that_validates(
 @app.command()
 def explain(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="The script to explain.", show_default=False)],
+    path: Annotated[
+        Path | None, typer.Argument(help="The script to explain.", show_default=False)
+    ] = None,
     script_args: Annotated[
         list[str] | None, typer.Argument(help="Arguments for the script, after --.")
     ] = None,
+    module: ModuleOption = None,
     fmt: Annotated[
         Format,
         typer.Option("--format", help="text, json, github (workflow annotations) or sarif."),
@@ -457,8 +533,14 @@ def explain(
 ) -> None:
     """Run once under the autograd tracer and say which line saved and which line wrote."""
     _check_launcher(launcher, nproc)
+    given = [p for p in (path,) if p is not None]
+    if module is not None:
+        script = _module_script(module, [*given, *map(Path, script_args or ())])
+    else:
+        script = _first(given)
     options = Options(
-        script=path,
+        script=script,
+        module=module or "",
         args=(*(script_args or ()), *_script_args(ctx)),
         timeout=timeout,
         device=device.value,
@@ -476,6 +558,11 @@ def explain(
         result.text = "\n".join([view.text(result.text), *view.skipped()])
         result.summary = view.text(result.summary)
         result.editor = [view.editor(line) for line in result.editor]
+    if result.diagnosis is not None:
+        d = result.diagnosis
+        advice = outer_advice([d.mutation, d.view, d.saved], options)
+        if advice:
+            result.text = "\n".join(filter(None, [result.text, f"Note: {advice}."]))
     result.editor = editor_paths(result.editor, options)
     lifecycle.finish()
     if fmt is Format.json:
@@ -509,6 +596,21 @@ def _only_a_patch_that_applies(report: rp.Report, dry_run: bool) -> None:
     if not report.summary.startswith("the verified patch"):
         report.summary = f"the verified patch is not offered: {problem}"
     report.notes.append("no file was changed")
+
+
+def _outside_the_root(report: rp.Report, options: Options) -> None:
+    """An error whose write (or view, or save) is in the user's code outside the project
+    root, that no edit inside it repaired: say so, and which ``--root`` brings it in,
+    as the outcome; what the search tried becomes a note."""
+    if report.status != rp.UNFIXABLE:
+        return
+    found = report.diagnosis or {}
+    frames = [found.get(k) for k in ("mutation", "view", "saved")]
+    advice = outer_advice([(str(f[0]), int(f[1])) if f else None for f in frames], options)
+    if not advice:
+        return
+    report.notes.append(f"no edit inside the project repaired it: {report.summary}")
+    report.summary = f"{report.error_class}: {advice}"
 
 
 def _apply(report: rp.Report, options: Options) -> None:
