@@ -343,6 +343,8 @@ def _reading_frame(d: Diagnosis, lines: Mapping[str, list[str]]) -> Frame | None
     for file, line in d.carry_frames:
         if _in_loop("\n".join(lines.get(file, [])), line):
             return (file, line)
+    if d.backward_by is not None:  # the loop is the framework's: the read is the user's line
+        return d.carry_consumer
     return d.carry_frames[-1] if d.carry_frames else d.carry_consumer
 
 

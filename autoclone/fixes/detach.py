@@ -113,6 +113,35 @@ def _after_backward_sets(
     return ([each] if len(each) > 1 else []) + [[site] for site in each]
 
 
+def _attribute_store_sets(
+    found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[list[Site | None]]:
+    """A value stored on an attribute in one step (``self.memory = feats[:n]``, a memory
+    bank filled in ``forward``) and read by the next: detached where it is stored (its
+    own element of a tuple assignment). Where a framework calls backward (the Hugging Face
+    ``Trainer``, Lightning) there is no loop of the user's to cut in after the backward
+    call; the detach kind's check that the calls the original completed come out the
+    same rejects it where the current step reads the stored value too (a running
+    statistic updated before its use)."""
+    read = found.carry_consumer
+    line = texts.get(read[0], "").splitlines()[read[1] - 1] if read else ""
+    out: list[list[Site | None]] = []
+    for file, number in found.producer_frames:
+        text = texts.get(file, "")
+        node = innermost(text, number, (ast.Assign,)) if text else None
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            pairs = list(zip(target.elts, value.elts, strict=False))
+        for name, made in pairs:
+            attribute = ast.unparse(name) if isinstance(name, ast.Attribute) else ""
+            if attribute and re.search(rf"\b{re.escape(attribute)}\b", line):
+                out.append([_detach_at(file, text, made)])
+    return out
+
+
 def _module_state_sets(found: Diagnosis, texts: Mapping[str, str]) -> list[list[Site | None]]:
     """A graph carried in a module's attribute (a running statistic updated from itself in
     ``forward``: ``self.rms = m * self.rms + (1 - m) * batch_rms``), cut in the loop right
@@ -180,6 +209,7 @@ def detach_candidates(
     ]  # the program's own cut, completed: first
     sets += _module_state_sets(found, texts)
     sets += _after_backward_sets(found, frames, sites, texts)
+    sets += _attribute_store_sets(found, sites, texts)
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
