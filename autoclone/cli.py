@@ -594,8 +594,25 @@ def _only_a_patch_that_applies(report: rp.Report, dry_run: bool) -> None:
         return
     report.status = rp.UNFIXABLE
     if not report.summary.startswith("the verified patch"):
-        report.summary = f"the verified patch is not offered: {problem}"
+        report.summary = f"the verified patch is not offered: {problem}{_from_where(report)}"
     report.notes.append("no file was changed")
+
+
+def _from_where(report: rp.Report) -> str:
+    """Where a diff of files above the current directory (a module in ``../lib``) can be
+    printed for ``git apply``: the folder that holds them all."""
+    here = Path.cwd().resolve()
+    files = [Path(os.path.realpath(src.path)) for src, _ in report.changes]
+    if not files or all(f.is_relative_to(here) for f in files):
+        return ""
+    common = Path(os.path.commonpath([here, *files]))
+    if common == Path(common.anchor):
+        return "; without --dry-run it is written"
+    shown = Path(os.path.relpath(common, here)).as_posix()
+    return (
+        f"; without --dry-run it is written (a diff git applies needs the command run from "
+        f"{shown} or above)"
+    )
 
 
 def _outside_the_root(report: rp.Report, options: Options) -> None:
