@@ -185,13 +185,16 @@ def scan(script: Path, root: Path, path: Sequence[Path] = ()) -> Files:
             if module is None:
                 continue
             real = module.resolve()
-            if real in seen:
+            # under the root as named (a link in the project to a file elsewhere is the
+            # project's file: ``fix`` refuses to write through it), or by its real path
+            mine = module if module.is_relative_to(root) else real
+            if module in seen or real in seen:
                 continue
-            seen.add(real)
-            if real.is_relative_to(root):
-                if SKIP_DIRS.intersection(real.relative_to(root).parts):
+            seen |= {module, real}
+            if mine.is_relative_to(root):
+                if SKIP_DIRS.intersection(mine.relative_to(root).parts):
                     continue
-                inside.append(real)
+                inside.append(mine)
             elif is_library(real) or len(outer) >= MAX_OUTER:
                 continue
             else:
