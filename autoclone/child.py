@@ -31,7 +31,7 @@ import traceback
 import warnings
 import weakref
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from autoclone import devices, isolation, labels
 
@@ -621,13 +621,13 @@ def _set_search_path(env: os._Environ[str]) -> None:
         sys.meta_path.insert(0, _IntoCopy(user, copy))
 
 
-def _own_files(env: os._Environ[str]) -> str:
+def _own_files(env: os._Environ[str]) -> str | tuple[str, ...]:
     """What the tracer and the label watch take for the user's files: the copy, and the
     user's modules outside the project (``AUTOCLONE_OUTER``), which a trial loads from
     where they are. ``str.startswith``, the one use they make of it, takes a tuple."""
     root = (env.get("AUTOCLONE_ROOT") or os.path.dirname(env["AUTOCLONE_SCRIPT"])) + os.sep
     outer = json.loads(env.get("AUTOCLONE_OUTER") or "[]")
-    return cast(str, (root, *outer)) if outer else root
+    return (root, *outer) if outer else root
 
 
 def _run_script(script: str, argv: list[str], state: _State) -> None:

@@ -22,6 +22,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+#: The user's files as ``str.startswith`` takes them: one folder, or several
+Prefix = str | tuple[str, ...]
+
 #: Losses whose ``target`` is a label: a class, a probability, a distribution.
 LABEL_LOSSES = (
     "binary_cross_entropy",
@@ -39,7 +42,7 @@ Frame = tuple[str, int]
 class Seen:
     """Lines of the user's where a loss took a label that requires grad (a handful)."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: Prefix) -> None:
         self.prefix = prefix
         self.lines: list[Frame] = []
 
@@ -54,7 +57,7 @@ class Seen:
             frame = frame.f_back
 
 
-def install(prefix: str) -> Seen:
+def install(prefix: Prefix) -> Seen:
     """Wrap the label-taking losses of ``torch.nn.functional``; what they see goes to the
     returned record. Costs one attribute check per loss call."""
     import torch

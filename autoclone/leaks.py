@@ -17,12 +17,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoclone.labels import Prefix
+
 
 @dataclass
 class Watcher:
     """Events in order: ("backward", params, frames), ("zero", params), ("step", opt, frames)."""
 
-    prefix: str
+    prefix: Prefix
     optimizers: list[Any] = field(default_factory=list)
     events: list[tuple[Any, ...]] = field(default_factory=list)
 
@@ -79,7 +81,7 @@ def _leaks_from(events: list[tuple[Any, ...]], index: int, optimizers: list[Any]
     return out
 
 
-def install(prefix: str) -> Watcher:
+def install(prefix: Prefix) -> Watcher:
     """Record optimizers as they are built, and their ``zero_grad`` and ``step`` calls;
     ``Module.zero_grad`` counts too (``G.zero_grad()`` clears what ``opt_G`` would step)."""
     import torch

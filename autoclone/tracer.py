@@ -41,6 +41,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from autoclone.labels import Prefix
+
 Frame = tuple[str, int]
 _STAMP = "autoclone"
 _READERS = "autoclone.readers"  # (epoch, frames) of the first nodes that consumed a node
@@ -155,7 +157,7 @@ def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
 class Tracer:
     """Records saves and mutations; ``diagnosis`` holds the conflict once found."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: Prefix) -> None:
         self.prefix = prefix
         self.epoch = 0
         self.saved: dict[int, Saved] = {}
@@ -553,7 +555,7 @@ def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
     return bool(mutation.get("optimizer"))
 
 
-def _in_optimizer(prefix: str) -> bool:
+def _in_optimizer(prefix: Prefix) -> bool:
     """The write is an optimizer's own: a ``torch.optim`` frame comes before any frame of
     the user's. A closure passed to ``step`` (Lightning's automatic optimization runs
     ``training_step`` and ``backward`` inside ``optimizer.step(closure)``) writes as the
@@ -590,7 +592,7 @@ class _Watch(TorchFunctionMode):
 
 
 def stale_module_state(
-    modules: Iterable[torch.nn.Module], epoch: int, prefix: str
+    modules: Iterable[torch.nn.Module], epoch: int, prefix: Prefix
 ) -> dict[str, Any] | None:
     """A tensor kept as a plain attribute of a module (not a parameter, not a buffer) whose
     graph was built before the last backward call: a running statistic updated from
@@ -634,7 +636,7 @@ def _older(value: Any, epoch: int, budget: int = 20_000) -> Any:
     return None
 
 
-def _user_frame(prefix: str) -> Any:
+def _user_frame(prefix: Prefix) -> Any:
     frame: Any = sys._getframe(1)
     while frame is not None and not (
         frame.f_code.co_filename.startswith(prefix) and frame.f_code.co_filename != _THIS_FILE
@@ -721,7 +723,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
     register_optimizer_step_post_hook(after)
 
 
-def install(prefix: str) -> Tracer:
+def install(prefix: Prefix) -> Tracer:
     """Start tracing for the rest of the process; returns the tracer to read at the end."""
     tracer = Tracer(prefix)
     _track_modules(tracer)
