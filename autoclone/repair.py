@@ -58,6 +58,7 @@ from autoclone.session import (
     jobs_for,
     load_project,
     make_runner,
+    outer_advice,
 )
 from autoclone.shrink import Plan
 from autoclone.trial import Runner, RunResult, Unsafe
@@ -188,6 +189,11 @@ class _Repair:
         self._labels = first.label_grads
         if found.error_class == cls.NOT_AUTOGRAD:
             return rp.not_clone_fixable(found.error_class, found.line)
+        outside = outer_advice([found.mutation, found.view, found.saved], self.options)
+        if outside and any(f and f[0] in self.project.outer for f in (found.mutation, found.view)):
+            base = self._base(first, found)[0]  # no edit can go there: no search either
+            base.summary = f"{found.error_class}: {outside}"
+            return base
         done = first.backward  # the backward calls it completed, and their numbers
         seen = {"before": done, "completed": (first.losses[:done], first.grads[:done]),
                 "reached": first.reached, "call_reach": first.call_reach}  # fmt: skip
