@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _warm import WarmPython
 
 from autoclone.codemods.overrides import apply_overrides
 from autoclone.repair import repair
@@ -80,7 +81,13 @@ def _run(
     args: list[str],
     cpu_mapping: bool = False,
     launcher: list[Any] | None = None,
+    warm: WarmPython | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``python [runner] script args`` in ``folder``: forked from the warm interpreter
+    (torch imported once per worker) unless the script runs through a launcher."""
+    if warm is not None and not launcher:
+        runner = ["-c", _CPU_MAPPED] if cpu_mapping else []
+        return warm.run([*runner, script, *args], cwd=folder, timeout=120)
     runner = ["-c", _CPU_MAPPED] if cpu_mapping else _launched(launcher)
     return subprocess.run(
         [sys.executable, *runner, script, *args],
@@ -103,7 +110,9 @@ def _workdir(case: Path, tmp_path: Path) -> Path:
     return work
 
 
-def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_fixture(
+    case: Path, tmp_path: Path, request: pytest.FixtureRequest, warm_python: WarmPython
+) -> None:
     expected: dict[str, Any] = json.loads((case / "expected.json").read_text())
     work = _workdir(case, tmp_path)
     args = list(expected.get("args", []))
@@ -140,7 +149,7 @@ def test_fixture(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> 
     if request.config.getoption("--regen-fixtures"):
         patch_file.write_text(report.patch)
     assert report.patch == patch_file.read_text()
-    _check_patched_run(case, work, report.patch, args, expected.get("check_set", {}))
+    _check_patched_run(case, work, report.patch, args, expected.get("check_set", {}), warm_python)
 
 
 def _expert_copy(case: Path, work: Path) -> Path:
@@ -167,7 +176,12 @@ def _set_constants(folder: Path, constants: dict[str, str]) -> None:
 
 
 def _check_patched_run(
-    case: Path, work: Path, patch: str, args: list[str], check_set: dict[str, str]
+    case: Path,
+    work: Path,
+    patch: str,
+    args: list[str],
+    check_set: dict[str, str],
+    warm: WarmPython | None = None,
 ) -> None:
     """The patch applies with git, runs to its end, and prints what the expert's fix prints."""
     expert = _expert_copy(case, work)
@@ -180,11 +194,12 @@ def _check_patched_run(
         _set_constants(folder, check_set)
     expected = json.loads((case / "expected.json").read_text())
     cpu_mapping, launcher = expected.get("cpu_mapping", False), expected.get("launcher")
-    patched = _run(work, "input.py", args, cpu_mapping, launcher)
+    patched = _run(work, "input.py", args, cpu_mapping, launcher, warm)
     assert patched.returncode == 0, patched.stderr[-2000:]
-    by_expert = _run(expert, "input.py", args, cpu_mapping, launcher)
+    by_expert = _run(expert, "input.py", args, cpu_mapping, launcher, warm)
     assert by_expert.returncode == 0, by_expert.stderr[-2000:]
     assert patched.stdout == by_expert.stdout
     if (case / "wrong.py").is_file():  # the trap a plausible patch falls into trains differently
         shutil.copy(case / "wrong.py", expert / "input.py")
-        assert _run(expert, "input.py", args, cpu_mapping, launcher).stdout != patched.stdout
+        wrong = _run(expert, "input.py", args, cpu_mapping, launcher, warm)
+        assert wrong.stdout != patched.stdout
