@@ -143,10 +143,11 @@ def _reads_apart(carry: Mapping[str, Any], own: Collection[str]) -> tuple[Frame,
     Lightning's automatic optimization calling ``backward`` for each optimizer in turn):
     the reads tell two losses sharing one graph (a GAN's ``D(fake)`` in its discriminator
     step, read again in its generator step) from one loss reading it again on every pass,
-    on the same lines (PPO's old log-probs, embeddings made once per epoch)."""
+    on the same lines (PPO's old log-probs, embeddings made once per epoch), or a pass
+    that makes the value anew and reads the last pass's (``prev_logits = logits``)."""
     readers, epoch = carry.get("readers") or [], carry.get("consumer_epoch")
-    if not carry.get("all_readers"):
-        return None  # not every read was seen
+    if not carry.get("all_readers") or carry.get("made_again"):
+        return None  # not every read was seen; or the pass remade it (``prev = logits``)
 
     def stack(frames: Sequence[Any]) -> tuple[Frame, ...]:
         return tuple((str(f), int(n)) for f, n in frames if f in own)

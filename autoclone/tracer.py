@@ -201,6 +201,8 @@ class Tracer:
         #: Where the loss of the backward call under way was made (its node's mark): the
         #: user's line when a framework calls ``backward`` for them (Lightning, a trainer)
         self.loss_frames: list[Frame] = []
+        #: The last iteration (backward calls so far) in which each line made a graph node
+        self.made_at: dict[Frame, int] = {}
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 5) -> list[Frame]:
@@ -423,6 +425,8 @@ class Tracer:
         """Stamp a new node, and note it as a reader of the stamped nodes it consumes (the
         first few): which line took a value in before a backward call freed its graph."""
         stamp = metadata[_STAMP] = (self.epoch, self.frames())
+        if stamp[1]:
+            self.made_at[stamp[1][0]] = self.epoch
         for child, _ in grad_fn.next_functions:
             if child is None:
                 continue
@@ -454,6 +458,10 @@ class Tracer:
                             "consumer_epoch": stamp[0], "producer_epoch": old[0],
                             "readers": [{"epoch": e, "frames": f} for e, f in readers],
                             "all_readers": len(readers) < READERS,
+                            # the line that made the old value made one again this pass:
+                            # the pass remakes what it reads from the last (a carry)
+                            "made_again": bool(old[1])
+                            and self.made_at.get(old[1][0]) == stamp[0],
                             "node": type(node).__name__}  # fmt: skip
                 queue.append((child, stamp))
         return None
