@@ -124,7 +124,10 @@ def _attribute_store_sets(
     same rejects it where the current step reads the stored value too (a running
     statistic updated before its use)."""
     read = found.carry_consumer
-    line = texts.get(read[0], "").splitlines()[read[1] - 1] if read else ""
+    lines = texts.get(read[0], "").splitlines() if read else []
+    line = lines[read[1] - 1] if read and 0 < read[1] <= len(lines) else ""
+    if not line:
+        return []
     out: list[list[Site | None]] = []
     for file, number in found.producer_frames:
         text = texts.get(file, "")
