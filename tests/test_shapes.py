@@ -2,8 +2,10 @@
 
 A time-boxed slice of ``bench/metamorphic.py`` (which runs every case in every shape): a
 few fixtures, one per family that a shape used to break, rewritten with the bench's own
-transforms into ``def main()`` under a ``__main__`` guard and into a package of two files,
-repaired for real, the patch applied with git and run against the transformed expert.
+transforms into ``def main()`` under a ``__main__`` guard, into a package of two files and
+into a ``class Trainer`` whose ``fit`` reads the model, the optimizer and the carried loss
+as ``self.`` attributes, repaired for real, the patch applied with git and run against the
+transformed expert.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ CASES = [
     ("lstm_tuple_hidden", "module"),  # the model in a module, the loop in main()
     ("module_attribute_state", "main+module"),  # state on a module built in another file
     ("exp_output_modified", "main"),  # a version conflict, saved and written in forward
+    ("accumulated_loss", "trainer"),  # a graph carried across steps in self.total_loss
 ]
 
 
