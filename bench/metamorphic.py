@@ -1347,12 +1347,13 @@ def main(argv: list[str]) -> int:
                 if result.verdict == "ok" and result.status == "fixed":
                     got, want = patch_size(result.patch), expert_size(moved)
                     sizes, larger = f"{got} ({want})", got > want
+                if larger:  # by more lines than autoclone's patch of the case as it is?
+                    extra = _original_excess(case, baseline.setdefault(case, score.judge(case)))
+                    larger = extra is None or got - want > extra
+                    tally[t]["larger" if larger else "as_original"] += 1
                     if larger:
-                        tally[t]["larger"] += 1
-                        base = baseline.setdefault(case, score.judge(case))
-                        failures.append(_failure(case, t, result, f"patch {got} changed lines, "
-                                                 f"the expert's {want}; "
-                                                 f"{_original_size(case, base)}"))  # fmt: skip
+                        why = f"patch {got} changed lines, the expert's {want}; the original's: "
+                        failures.append(_failure(case, t, result, f"{why}{extra} more"))
                 tally[t]["same"] += result.verdict == "ok" and not larger
                 tally[t]["wrong"] += result.verdict == "WRONG PATCH"
                 tally[t]["miss"] += result.verdict == "miss"
@@ -1384,13 +1385,14 @@ def _failure(case: Path, transform: str, result: score.Result, detail: str) -> s
             f"\n\n{detail}{patch}")  # fmt: skip
 
 
-def _original_size(case: Path, result: score.Result) -> str:
-    """How autoclone's patch of the case as it is compares with its expert's, in lines."""
-    if result.verdict != "ok":
-        return f"the original case: {result.status}, {result.verdict}"
+def _original_excess(case: Path, result: score.Result) -> int | None:
+    """How many more lines autoclone's patch of the case as it is changes than its expert's
+    fix (None where that repair did not pass)."""
+    if result.verdict != "ok" or result.status != "fixed":
+        return None
     want = _changed((case / "input.py").read_text().splitlines(),
                     (case / "expert.py").read_text().splitlines())  # fmt: skip
-    return f"the original case: patch {patch_size(result.patch)} lines, the expert's {want}"
+    return patch_size(result.patch) - want
 
 
 def _keep(folder: Path | None, moved: Path, why: str) -> None:
