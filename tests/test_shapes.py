@@ -40,6 +40,9 @@ CASES = [
     ("module_attribute_state", "main+module"),  # state on a module built in another file
     ("exp_output_modified", "main"),  # a version conflict, saved and written in forward
     ("accumulated_loss", "trainer"),  # a graph carried across steps in self.total_loss
+    ("stateful_module_never_reset", "trainer"),  # the model's own reset, as self.model
+    ("stateful_module_never_reset", "train_step"),  # ... and as train_step's argument
+    ("accum_window_logged_trainer", "train_step"),  # the window's start value in the caller
 ]
 
 

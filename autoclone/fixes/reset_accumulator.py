@@ -9,7 +9,9 @@ running total of every window. The program's own starting value, assigned again 
 end of the block that calls backward (after its last read of the window's sum), starts
 each window as the first one started. Offered only for that shape: the backward call of
 the accumulator itself, inside an ``if`` in the loop that accumulates it, and a starting
-value assigned before that loop in the same function. Judged like every detach.
+value assigned before that loop in the same function; or the same ``if`` in a function
+the loop calls with its accumulator as an argument (a ``train_step``), the start in the
+caller before its loop. Judged like every detach.
 """
 
 from __future__ import annotations
@@ -69,6 +71,46 @@ def _start(scope: ast.AST, before: int, name: str, text: str) -> str:
     return found
 
 
+def _caller_start(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, ctx: Context) -> str:
+    """The starting value of ``name`` where ``fn`` takes it as an argument: a
+    ``train_step(model, batch, acc)`` whose caller's loop passes its accumulator in and
+    takes it back, with the start assigned before that loop."""
+    params = [a.arg for a in fn.args.args]
+    if name not in params:
+        return ""
+    for text in ctx.texts.values():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            passed = _passed(call, fn.name, params, name)
+            if passed:
+                chain = _containing(tree, call.lineno)
+                loops = [i for i, node in enumerate(chain) if isinstance(node, LOOPS)]
+                if loops:
+                    scope = next((n for n in reversed(chain[: loops[-1]])
+                                  if isinstance(n, FUNCTIONS)), tree)  # fmt: skip
+                    start = _start(scope, chain[loops[-1]].lineno, passed, text)  # type: ignore[attr-defined]
+                    if start:
+                        return start
+    return ""
+
+
+def _passed(call: ast.Call, fn: str, params: list[str], name: str) -> str:
+    """The caller's name passed to ``fn`` for its parameter ``name``, or ""."""
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if called != fn:
+        return ""
+    value = next((k.value for k in call.keywords if k.arg == name), None)
+    bound = 1 if isinstance(func, ast.Attribute) and params[:1] == ["self"] else 0
+    index = params.index(name) - bound
+    if value is None and 0 <= index < len(call.args):
+        value = call.args[index]
+    return value.id if isinstance(value, ast.Name) else ""
+
+
 def reset_site(found: Diagnosis, ctx: Context) -> Site | None:
     """The reset, or None where the shape is not a window of accumulation."""
     call = found.previous_backward or found.failing
@@ -80,15 +122,20 @@ def reset_site(found: Diagnosis, ctx: Context) -> Site | None:
         chain = _containing(ast.parse(text), call[1])
     except SyntaxError:
         return None
-    loops = [i for i, node in enumerate(chain) if isinstance(node, LOOPS)]
+    functions = [i for i, node in enumerate(chain) if isinstance(node, FUNCTIONS)]
+    inside = functions[-1] if functions else -1
+    loops = [i for i, node in enumerate(chain) if isinstance(node, LOOPS) and i > inside]
     ifs = [i for i, node in enumerate(chain) if isinstance(node, ast.If)]
-    if not loops or not ifs or ifs[-1] < loops[-1] or not _accumulates(chain[loops[-1]], name):
+    window = chain[ifs[-1]] if ifs and ifs[-1] > inside else None
+    if not isinstance(window, ast.If):
         return None
-    scope = next((n for n in reversed(chain[: loops[-1]]) if isinstance(n, FUNCTIONS)), None)
-    loop, window = chain[loops[-1]], chain[ifs[-1]]
-    if not isinstance(loop, LOOPS) or not isinstance(window, ast.If):
+    if loops and ifs[-1] > loops[-1] and _accumulates(chain[loops[-1]], name):
+        scope = chain[inside] if inside >= 0 else ast.parse(text)
+        start = _start(scope, chain[loops[-1]].lineno, name, text)  # type: ignore[attr-defined]
+    elif not loops and inside >= 0 and _accumulates(chain[inside], name):
+        start = _caller_start(chain[inside], name, ctx)  # type: ignore[arg-type]
+    else:
         return None
-    start = _start(scope or ast.parse(text), loop.lineno, name, text)
     if not start:
         return None
     end = window.body[-1].end_lineno or window.body[-1].lineno
@@ -108,7 +155,7 @@ class ResetAccumulator(Kind):
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         site = reset_site(found, ctx)
-        return [Candidate(-1.0, (site,))] if site is not None else []  # before a detach
+        return [Candidate(-1.1, (site,))] if site is not None else []  # before any detach
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         call = found.previous_backward or found.failing

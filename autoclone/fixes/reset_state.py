@@ -23,54 +23,97 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
+from autoclone.fixes._ast import FUNCTIONS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "reset_state"
 _RESETS = ("reset", "reset_state", "reset_states", "reset_hidden", "init_hidden")
-_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_LIBRARIES = ("torch.", "F.", "nn.", "np.", "math.", "self.__class__")
 
 
-def _classes(ctx: Context) -> dict[str, ast.ClassDef]:
-    out: dict[str, ast.ClassDef] = {}
-    for text in ctx.texts.values():
+def _trees(ctx: Context) -> dict[str, ast.Module]:
+    out = {}
+    for file, text in ctx.texts.items():
         try:
-            tree = ast.parse(text)
+            out[file] = ast.parse(text)
         except SyntaxError:
             continue
-        out.update({n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)})
     return out
 
 
-def _reset_method(cls: ast.ClassDef) -> str:
-    """A method of the class that resets its state and takes nothing but ``self``."""
+def _reset_method(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0) -> str:
+    """A method of the class (or of a base class in the project) that resets its state
+    and takes nothing but ``self``."""
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and node.name in _RESETS:
             args = node.args
             if len(args.args) == 1 and not args.kwonlyargs and not args.posonlyargs:
                 return node.name
-    return ""
+    bases = [b.id for b in cls.bases if isinstance(b, ast.Name) and b.id in classes]
+    found = (_reset_method(classes[b], classes, depth + 1) for b in bases if depth < 4)
+    return next((m for m in found if m), "")
+
+
+def _called_class(tree: ast.Module, line: int) -> ast.ClassDef | None:
+    """The class whose ``forward`` (or ``__call__``) runs ``line``: the instance the
+    caller's frame called."""
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for fn in (f for f in cls.body if isinstance(f, FUNCTIONS)):
+            if fn.name in ("forward", "__call__") and fn.lineno <= line <= (fn.end_lineno or 0):
+                return cls
+    return None
+
+
+def _instances(stmt: ast.stmt, cls: str, trees: Mapping[str, ast.Module]) -> list[str]:
+    """The callees of ``stmt`` that can be the instance of ``cls``: ``model`` or
+    ``self.model``, made as ``cls(...)`` somewhere in the project under that name (an
+    argument keeps its caller's name), or else the only callee that is not a function."""
+    made, functions = set(), set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if isinstance(node.value.func, ast.Name) and node.value.func.id == cls:
+                    made |= {ast.unparse(t).split(".")[-1] for t in node.targets}
+            elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                functions.add(node.name)
+    callees = [ast.unparse(c.func) for c in ast.walk(stmt) if isinstance(c, ast.Call)]
+    plain = [c for c in dict.fromkeys(callees) if _DOTTED.fullmatch(c)
+             and not c.startswith(_LIBRARIES) and c.split(".")[-1] not in functions]  # fmt: skip
+    named = [c for c in plain if c.split(".")[-1] in made]
+    return named or (plain if len(plain) == 1 else [])
 
 
 def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
-    outer = found.carry_frames[-1] if found.carry_frames else found.carry_consumer
-    if outer is None:
-        return []
-    file, line = outer
-    text, classes = ctx.line(file, line), _classes(ctx)
+    """``<instance>.<reset>()`` before the outermost statement of the consumer's frames that
+    calls an instance of a project class with an unused reset method: the model as the loop
+    holds it, whether it is ``model``, ``self.model`` or a ``train_step`` argument."""
+    frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
+    trees = _trees(ctx)
+    nodes = (n for t in trees.values() for n in ast.walk(t))
+    classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
     everything = "\n".join(ctx.texts.values())
-    out = []
-    for name in dict.fromkeys(_CALLED.findall(text)):
-        made = re.search(rf"^\s*{name}\s*=\s*([A-Za-z_]\w*)\(", ctx.texts.get(file, ""), re.M)
-        method = _reset_method(classes[made[1]]) if made and made[1] in classes else ""
-        if not method or re.search(rf"\b{name}\.{method}\(", everything):
+    for index in range(len(frames) - 1, 0, -1):
+        (file, line), inner = frames[index], frames[index - 1]
+        cls = _called_class(trees[inner[0]], inner[1]) if inner[0] in trees else None
+        method = _reset_method(cls, classes) if cls is not None else ""
+        held = holding(trees[file], line) if method and file in trees else None
+        if held is None:
             continue
-        indent = text[: len(text) - len(text.lstrip())]
-        code = f"{name}.{method}()"
-        out.append(Site(id=f"{file}:{line}:0:reset_state:{name}", file=file, line=line,
-                        col=len(indent), kind=STATEMENT, target=name, code=code,
-                        start=(line, len(indent)), end=(line, len(indent)), depth=0,
-                        own_line=True, indent=indent, fix=KIND_NAME))  # fmt: skip
-    return out
+        stmt = held[1][held[2]]
+        for name in _instances(stmt, cls.name, trees):  # type: ignore[union-attr]
+            if re.search(rf"\b{name.split('.')[-1]}\.{method}\(", everything):
+                continue
+            return [_site(file, stmt, ctx.line(file, stmt.lineno), name, method)]
+    return []
+
+
+def _site(file: str, stmt: ast.stmt, text: str, name: str, method: str) -> Site:
+    indent = text[: len(text) - len(text.lstrip())]
+    return Site(id=f"{file}:{stmt.lineno}:0:reset_state:{name}", file=file, line=stmt.lineno,
+                col=len(indent), kind=STATEMENT, target=name, code=f"{name}.{method}()",
+                start=(stmt.lineno, len(indent)), end=(stmt.lineno, len(indent)), depth=0,
+                own_line=True, indent=indent, fix=KIND_NAME)  # fmt: skip
 
 
 class ResetState(Kind):
