@@ -98,9 +98,7 @@ class Kind:
         outcome = judge(run, reference, cut=bool(ctx.evidence.get("cut")))
         if self.reference != NONE or not isinstance(outcome, Passed):
             return outcome
-        lost = untrained(ctx.evidence.get("reached", {}), run.reached) or stale_steps(
-            ctx.evidence.get("call_reach", ()), run
-        )
+        lost = cut_loses(run, ctx)
         if lost:
             return Failed("numbers", lost)
         changed = _prefix_change(run, ctx) if self.keeps_prefix else None
@@ -126,6 +124,16 @@ class Kind:
 def ranked(sites: Sequence[Sequence[Site]], start: float = 0.0) -> list[Candidate]:
     """Edit sets in the order given, ranked from ``start``."""
     return [Candidate(start + i, tuple(s)) for i, s in enumerate(sites)]
+
+
+def cut_loses(run: RunResult, ctx: Context, untouched: bool = True) -> str:
+    """What a cut took from the program, or "": a stale step (a backward call no longer
+    reaches parameters that the optimizer stepping after it trained in the original) or,
+    with ``untouched``, a tensor the original differentiated that no call reaches now."""
+    stale = stale_steps(ctx.evidence.get("call_reach", ()), run)
+    if stale or not untouched:
+        return stale or ""
+    return untrained(ctx.evidence.get("reached", {}), run.reached) or ""
 
 
 def _prefix_change(run: RunResult, ctx: Context) -> str | None:

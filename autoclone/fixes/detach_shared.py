@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
 from autoclone.diagnose import Diagnosis, Frame, where
-from autoclone.fixes.base import RETAINED, Candidate, Context, Kind
+from autoclone.fixes.base import RETAINED, Candidate, Context, Kind, cut_loses
 from autoclone.fixes.retain_graph import two_calls_one_graph
-from autoclone.oracle import FINITE, Reference, judge, same, stale_steps, untrained
+from autoclone.oracle import FINITE, Reference, judge, same
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -130,9 +130,8 @@ class DetachShared(Kind):
         outcome = judge(run, Reference(FINITE, (), (), reference.steps))
         if not isinstance(outcome, Passed):
             return outcome
-        stale = stale_steps(ctx.evidence.get("call_reach", ()), run)
-        if ctx.evidence.get("retained_failed"):  # no retained numbers: judged as a cut
-            stale = stale or untrained(ctx.evidence.get("reached", {}), run.reached)
+        # without the retained run's numbers it is judged as a cut
+        stale = cut_loses(run, ctx, untouched=bool(ctx.evidence.get("retained_failed")))
         if stale:
             return Failed("numbers", stale)
         upto = int(ctx.evidence.get("before", 0)) + 1
