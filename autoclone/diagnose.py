@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone.codemods.sites import ARG, INPLACE, OUT_OF_PLACE, Site
+from autoclone.codemods.sites import ARG, INPLACE, OPERAND, OUT_OF_PLACE, SUBSCRIPT, Site
 from autoclone.trial import RunResult
 
 Frame = tuple[str, int]
@@ -67,6 +67,9 @@ class Diagnosis:
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
+    #: The value was made above the line that read it, in the function where the two
+    #: stacks part (None: not known; the innermost frames are compared)
+    made_first: bool | None = None
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
@@ -132,6 +135,7 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     exit of a deeply supervised net): that is one iteration."""
     made, read = d.carry_producer, d.carry_consumer
     within = made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
+    within = within if d.made_first is None else d.made_first
     one_read = d.first_read is None  # every pass reads it on the same lines: a carry
     return within and not (d.stepped and d.previous_backward == d.failing and one_read)
 
@@ -199,6 +203,38 @@ def _up_to_the_loop(frames: Sequence[Any], own: Collection[str]) -> tuple[Frame,
     return tuple(mine[: looped[-1] + 1] if looped else mine)
 
 
+def _made_first(made: Sequence[Any], read: Sequence[Any], own: Collection[str]) -> bool | None:
+    """Whether the value was made above the line that read it, compared where the two
+    stacks part (from the outside in) when both lines are in one function: the loop's
+    own lines (``outs = self.model(x)`` ... ``loss = f(outs[i])``), wherever the class
+    whose ``forward`` made it sits in the file. None where they part in two functions
+    (one statement calls both) or the sources are not at hand."""
+    if not isinstance(own, Mapping):
+        return None
+    mine = [(str(f), int(n)) for f, n in made if f in own]
+    theirs = [(str(f), int(n)) for f, n in read if f in own]
+    for a, b in zip(reversed(mine), reversed(theirs), strict=False):
+        if a == b:
+            continue
+        text = getattr(own[a[0]], "text", "") if a[0] == b[0] else ""
+        if not text or _function_of(text, a[1]) != _function_of(text, b[1]):
+            return None
+        return a[1] < b[1]
+    return None
+
+
+def _function_of(text: str, line: int) -> int:
+    """The first line of the innermost function around ``line`` (0: the module)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return -1
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    spans = [n.lineno for n in ast.walk(tree) if isinstance(n, functions)
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]  # fmt: skip
+    return max(spans, default=0)
+
+
 def _in_loop(text: str, line: int) -> bool:
     try:
         tree = ast.parse(text)
@@ -230,6 +266,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
+            made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
         )
@@ -288,10 +325,11 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
     ``x = x + y``, what people write), then a clone of the written variable just before
     the write, then the arguments handed to an in-place call (innermost first). Then
     every site on the line that saved the tensor (or made the view), innermost first:
-    cloning what an op saves leaves the original free to be written. The saving line
-    goes first when the write went through a view (cloning the view, or rewriting the
-    write out of place, would lose the write into its base) and for views made under
-    no_grad (a clone made later, with grad on, is itself saved by the next op).
+    cloning what an op saves leaves the original free to be written. What an in-place
+    method is handed comes after those (``w.sub_(lr * g)`` writes ``w``, never ``g``).
+    The saving line goes first when the write went through a view (cloning the view, or
+    rewriting the write out of place, would lose the write into its base) and for views
+    made under no_grad (a clone made later, with grad on, is itself saved by the next op).
 
     Only for the clone-fixable classes: a leaf updated in place (``w -= lr * w.grad``)
     is repaired with ``no_grad``, and rewriting it would silently make ``w`` a non-leaf
@@ -309,8 +347,11 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
         ordered = rewrites + at_source  # one line saves and writes: then what it reads
     elif diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
         ordered = at_source + at_write
-    else:
-        ordered = at_write + at_source
+    else:  # what a method writes is its receiver: the values handed to it after the saver
+        written = {s.target for s in at_write if s.kind == INPLACE}
+        handed = [s for s in at_write if s.kind in (ARG, OPERAND, SUBSCRIPT) and written
+                  and s.target not in written]  # fmt: skip
+        ordered = [s for s in at_write if s not in handed] + at_source + handed
     return list(dict.fromkeys(s.id for s in ordered))
 
 

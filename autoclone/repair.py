@@ -278,9 +278,13 @@ class _Repair:
         backing out of a path that leads nowhere."""
         options = fixes.candidates(goal.kinds, point.found, goal.ctx)
         before = [s for part in kept for s in part.sites]
-        for kind, cand in options[: _tries(options)]:
+        budget = _tries(options)
+        for kind, cand in options:
             if self._restart:  # new evidence: the kinds' candidates from the top again
                 return None
+            if budget <= 0:
+                break
+            budget -= 1
             sites = [*before, *cand.sites]
             if self._failed_before(sites) or self._out_of_time() or self._predicted >= MAX_TRIES:
                 continue
@@ -293,6 +297,9 @@ class _Repair:
             if isinstance(outcome, Passed):
                 return verified._replace(parts=[*kept, part], refs=goal.refs)
             at = _failing_frame(verified.run, self._original_lines(verified))
+            if _broke_itself(outcome, at, cand):  # ``total.detach()`` of a float: not a try
+                budget += 1
+                continue
             moved = at != point.found.failing
             if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point, moved):
                 continue
@@ -654,6 +661,14 @@ def _tries(options: list[tuple[FixKind, Candidate]]) -> int:
     """Predicted edits verified per round: every inplace=False flag (ranked below 0) and
     the best ``PREDICTIONS`` + 1 of the rest."""
     return sum(1 for _, c in options if c.rank < 0) + PREDICTIONS + 1
+
+
+def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
+    """The edit raised a plain Python error on its own line (``total.detach()`` where
+    ``total`` is still the float ``0.0``): it tells nothing about the conflict, so it does
+    not use up one of the round's tries."""
+    failed = isinstance(outcome, Failed) and outcome.kind == cls.NOT_AUTOGRAD
+    return failed and at is not None and any((s.file, s.line) == at for s in cand.sites)
 
 
 def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:

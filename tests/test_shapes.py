@@ -43,6 +43,8 @@ CASES = [
     ("stateful_module_never_reset", "trainer"),  # the model's own reset, as self.model
     ("stateful_module_never_reset", "train_step"),  # ... and as train_step's argument
     ("accum_window_logged_trainer", "train_step"),  # the window's start value in the caller
+    ("ppo_old_log_probs", "train_step"),  # a target read in a function each pass calls
+    ("late_second_conflict", "train_step"),  # ``total.detach()`` of a float is not a try
 ]
 
 

@@ -46,8 +46,9 @@ def target_assignments(
     found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
 ) -> list[Site]:
     """Where to cut a value that every pass of a loop reads and that was made before the
-    pass: for each loop frame of the consuming node, outermost first, the first that has
-    any: its assignment on the producing line, when that line is outside the loop
+    pass: for each loop frame of the consuming node, outermost first (a function that
+    each pass calls, a ``train_step``, counts as one pass): its assignment on the producing
+    line, when that line is outside the loop
     (computed once, maybe in a helper such as ``rollout()``), then later in the reading
     loop's own scope (``prev_logits = logits``), then the read itself when the value was
     made outside the loop in another function (``batch["old_log_probs"][mb]`` in a
@@ -57,13 +58,25 @@ def target_assignments(
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
     if made is None:
         return []
+    out: list[Site] = []
+    called = False  # the frame runs in the function a loop's line calls
     for frame in reversed(frames):
         text = texts.get(frame[0], "")
         loop = loop_of(text, frame[1]) if text else (0, 0)
-        found_here = _targets_at(frame, loop, found, sites, text)
-        if found_here:
-            return found_here
-    return []
+        in_loop = bool(loop[0])
+        if called and not in_loop and _a_step(text, frame[1]):  # one call, one pass
+            loop = scope_of(text, frame[1])
+        called = in_loop
+        out += [s for s in _targets_at(frame, loop, found, sites, text) if s not in out]
+    return out
+
+
+def _a_step(text: str, line: int) -> bool:
+    """The function around ``line`` is a step the loop calls (``train_step``, a Trainer's
+    ``minibatch_step``), not a module's ``forward``: a value a ``forward`` reads from
+    ``self`` is the module's state (the detach kind cuts it after the backward call)."""
+    node = innermost(text, line, FUNCTIONS)
+    return isinstance(node, FUNCTIONS) and node.name not in ("forward", "__call__")
 
 
 def _targets_at(
