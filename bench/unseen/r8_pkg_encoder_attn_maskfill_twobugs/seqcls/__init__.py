@@ -1,0 +1,3 @@
+from .model import OrderClassifier
+
+__all__ = ["OrderClassifier"]
