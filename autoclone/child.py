@@ -4,7 +4,9 @@ It is started by ``autoclone.trial`` with everything it needs in ``AUTOCLONE_*``
 environment variables. It makes the run reproducible (seeds), installs the run-time
 clone switch, counts backward calls so a run can stop as soon as it has shown enough,
 records the numbers the oracle compares, and writes one JSON result file. Nothing here
-prints to stdout: that stream belongs to the user's script.
+prints to stdout: that stream belongs to the user's script. How it reports an error,
+where its imports come from and what the reference modes change in torch are in
+``child_errors``, ``child_paths`` and ``child_references``.
 """
 
 from __future__ import annotations
@@ -14,14 +16,10 @@ import ast
 import builtins
 import collections
 import contextlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import json
 import math
 import os
 import random
-import re
 import resource
 import runpy
 import sys
@@ -30,10 +28,19 @@ import time
 import traceback
 import warnings
 import weakref
-from collections.abc import Sequence
 from typing import Any
 
 from autoclone import devices, isolation, labels
+from autoclone.child_errors import FRAME, error_info
+from autoclone.child_paths import remember_search_path as remember_search_path  # the zygote's
+from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
+from autoclone.child_paths import set_search_path
+from autoclone.child_references import (
+    grad_stays_off,
+    leaf_writes_as_data,
+    retained,
+    storage_keyed_saved_tensors,
+)
 
 PLAIN = "plain"  # run as the user would
 LOCATE = "locate"  # plain, plus the tracer: which line saved the tensor, which one wrote it
@@ -52,8 +59,6 @@ LEAF_DATA = "leaf_data"
 
 #: Backward calls whose reach and following optimizer steps are recorded
 _CALLS = 256
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 class _State:
@@ -284,7 +289,7 @@ def _install_backward_counter(state: _State) -> None:
         state.note_reached(leaves)
         state.note_call(leaves)
         if state.mode == RETAIN_REFERENCE:
-            args, kwargs = _retained(args, kwargs)
+            args, kwargs = retained(args, kwargs)
         if state.tracer is not None:
             state.tracer.backward_started(roots)
         try:
@@ -310,7 +315,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.leaks is not None:
             state.leaks.backward(leaves)
         if state.mode == FORWARD_REFERENCE and state.backward == state.limit:
-            torch.set_grad_enabled(False)
+            grad_stays_off()
         elif state.limit is not None and state.backward >= state.limit:
             state.at_limit()
         elif state.deadline is not None and time.perf_counter() > state.deadline:
@@ -335,16 +340,6 @@ def _install_optimizer_registry(state: _State) -> None:
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: state.note_step(optimizer))
-
-
-def _retained(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """``retain_graph=True`` whether it came by position (as ``Tensor.backward`` passes
-    it: ``grad_tensors, retain_graph, ...``) or by keyword."""
-    if len(args) >= 2:
-        return (args[0], True, *args[2:]), kwargs
-    return args, {**kwargs, "retain_graph": True}
 
 
 #: A clone of a tensor larger than this is left out of a trial (``AUTOCLONE_CLONE_LIMIT_MB``
@@ -404,55 +399,10 @@ def _capture_anomaly(state: _State) -> None:
         text = str(message)
         if text.startswith("Error detected in"):
             state.forward_op = text.split()[3].rstrip(".")
-            state.forward_frames = [(m["file"], int(m["line"])) for m in _FRAME.finditer(text)]
+            state.forward_frames = [(m["file"], int(m["line"])) for m in FRAME.finditer(text)]
         shown(message, category, *args, **kwargs)
 
     warnings.showwarning = showwarning
-
-
-def _storage_keyed_saved_tensors() -> None:
-    """Make clone-on-mutation see writes through views that start inside a buffer.
-
-    torch keys saved tensors by ``(data_ptr, version)``; a write through ``a[t:t+1]``
-    has another ``data_ptr``, so the saved ``a`` is not copied and the "reference"
-    silently uses modified values. Views share their base's storage and version
-    counter, so keying by storage copies every saved view a write can reach.
-    """
-    from torch.autograd import graph
-
-    original = graph._get_sid
-
-    def storage_sid(tensor: Any) -> tuple[int, int]:
-        try:
-            return (tensor.untyped_storage().data_ptr(), tensor._version)
-        except (RuntimeError, NotImplementedError):  # fake or functional tensors
-            return original(tensor)
-
-    graph._get_sid = storage_sid
-
-
-def _leaf_writes_as_data() -> Any:
-    """A torch function mode under which an in-place call whose target is a leaf that
-    requires grad, or a view of one, runs with grad disabled (``LEAF_DATA``)."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    class LeafWritesAsData(TorchFunctionMode):
-        def __torch_function__(
-            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-        ) -> Any:
-            kwargs = kwargs or {}
-            name = getattr(func, "__name__", "")
-            target = args[0] if args else None
-            writes = name.endswith("_") or name.startswith("__i") or name == "__setitem__"
-            if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():
-                base = target._base if target._base is not None else target
-                if base.is_leaf and base.requires_grad:
-                    with torch.no_grad():
-                        return func(*args, **kwargs)
-            return func(*args, **kwargs)
-
-    return LeafWritesAsData()
 
 
 def _seed() -> None:
@@ -468,64 +418,6 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
-def _error_info(exc: BaseException) -> dict[str, Any]:
-    frames = [(f.filename, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__)]
-    info: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "frames": frames}
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
-        info["found"] = _found_beside_user(exc.name)
-    return _spawned(info) or info
-
-
-def _found_beside_user(name: str) -> str:
-    """The folder beside the user's project that holds ``name``, where a search path the
-    script made from its copy (``sys.path.insert(0, '../lib')``, ``__file__/../lib``)
-    points above the copy: what the same entry means from the user's own folder; "" if
-    no such folder holds it."""
-    env = os.environ
-    copy, user = env.get("AUTOCLONE_ROOT", ""), env.get("AUTOCLONE_USER_ROOT", "")
-    session = env.get("AUTOCLONE_SESSION", "")
-    if not (copy and user and session):
-        return ""
-    top = name.split(".")[0]
-    for entry in list(sys.path):
-        if not isinstance(entry, str) or not entry:
-            continue
-        full = os.path.normpath(os.path.join(os.getcwd(), entry))
-        rel = os.path.relpath(full, copy)
-        if not rel.startswith(os.pardir) or not full.startswith(session + os.sep):
-            continue  # inside the copy (the user's folder is the same), or a real path
-        there = os.path.normpath(os.path.join(user, rel))
-        with contextlib.suppress(Exception):
-            if importlib.machinery.PathFinder.find_spec(top, [there]) is not None:
-                return there
-    return ""
-
-
-#: ``torch.multiprocessing.spawn`` re-raises a worker's error in the parent as
-#: ``ProcessRaisedException`` whose message is the worker's whole traceback, as text.
-_SPAWNED = re.compile(
-    r"-- Process \d+ terminated with the following error:\n(?P<tb>Traceback.*)", re.S
-)
-_LAST_ERROR = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning)?): (?P<msg>.*)$")
-
-
-def _spawned(info: dict[str, Any]) -> dict[str, Any] | None:
-    """A spawned worker's error as if raised here: its type, its message and its frames
-    (after the spawning line's), so the worker's own line is blamed, not ``mp.spawn``."""
-    found = _SPAWNED.search(info["message"])
-    if not found:
-        return None
-    lines = found["tb"].rstrip().splitlines()
-    for n in range(len(lines) - 1, 0, -1):
-        last = _LAST_ERROR.match(lines[n])
-        if last and not lines[n].startswith(" "):
-            message = "\n".join([last["msg"], *lines[n + 1 :]])
-            frames = [(m["file"], int(m["line"])) for m in _FRAME.finditer("\n".join(lines[:n]))]
-            name = last["type"].rsplit(".", 1)[-1]
-            return {"type": name, "message": message, "frames": info["frames"] + frames}
-    return None
-
-
 def _announce_start() -> None:
     """Tell the parent of a launched rank (``autoclone.launcher``) that the user's script
     begins: a launch's timeout counts from here, not from the ranks' own start-up."""
@@ -533,92 +425,6 @@ def _announce_start() -> None:
     if marker:
         with contextlib.suppress(OSError):
             open(marker, "a").close()
-
-
-#: The interpreter's search path and ``PYTHONPATH`` as it started (the zygote's, for a
-#: forked trial): what a trial's own ``PYTHONPATH`` replaces
-_STARTED: tuple[list[str], str] | None = None
-
-
-def remember_search_path() -> None:
-    """Note the search path this interpreter started with (the zygote calls it first)."""
-    global _STARTED
-    if _STARTED is None:
-        _STARTED = (list(sys.path), os.environ.get("PYTHONPATH", ""))
-
-
-def _entries(value: str) -> list[str]:
-    return [os.path.abspath(e) for e in value.split(os.pathsep) if e]
-
-
-def search_path(started: Sequence[str], was: str, now: str) -> list[str]:
-    """``sys.path`` as an interpreter started with ``PYTHONPATH=now`` would have it, from
-    one that started with ``was`` (a forked trial's zygote started with the first trial's
-    entries, its copies of the project's folders)."""
-    old, new, path = _entries(was), _entries(now), list(started)
-    if old == new or not path:
-        return path
-    if path[1 : 1 + len(old)] == old:
-        return [path[0], *new, *path[1 + len(old) :]]
-    return [path[0], *new, *(p for p in path[1:] if p not in old)]
-
-
-#: Folders whose modules are never the user's own, wherever they are
-_LIBRARY_DIRS = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".git"})
-
-
-class _IntoCopy(importlib.abc.MetaPathFinder):
-    """A module the import system finds in the user's project (an editable install's
-    finder or ``.pth``, an absolute ``sys.path`` entry) is loaded from the trial's copy
-    of that file instead: the copy holds the edits being tried, the user's file never.
-    Libraries stay where they are (a virtual environment inside the project, autoclone
-    itself)."""
-
-    def __init__(self, user: str, copy: str) -> None:
-        self.user, self.copy = user.rstrip(os.sep) + os.sep, copy.rstrip(os.sep) + os.sep
-        own = os.path.dirname(os.path.abspath(__file__))  # autoclone's package
-        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, own}
-        self.kept = tuple(os.path.realpath(p) + os.sep for p in prefixes)
-
-    def _moved(self, path: str) -> str | None:
-        if not path.startswith(self.user) or os.path.realpath(path).startswith(self.kept):
-            return None
-        rel = path[len(self.user) :]
-        if _LIBRARY_DIRS.intersection(rel.split(os.sep)):
-            return None
-        moved = self.copy + rel
-        return moved if os.path.exists(moved) else None
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        spec = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(name, path, target)
-            if spec is not None:
-                break
-        origin = getattr(spec, "origin", None)
-        moved = self._moved(origin) if isinstance(origin, str) else None
-        if spec is None or moved is None:
-            return spec
-        places = spec.submodule_search_locations
-        if places is not None:
-            places = [self._moved(p) or p for p in places]
-        return importlib.util.spec_from_file_location(
-            name, moved, submodule_search_locations=places
-        )
-
-
-def _set_search_path(env: os._Environ[str]) -> None:
-    """The trial's ``PYTHONPATH`` on ``sys.path``, and modules of the user's project
-    loaded from the trial's copy whichever finder finds them."""
-    remember_search_path()
-    assert _STARTED is not None
-    sys.path[:] = search_path(_STARTED[0], _STARTED[1], env.get("PYTHONPATH", ""))
-    user, copy = env.get("AUTOCLONE_USER_ROOT", ""), env.get("AUTOCLONE_ROOT", "")
-    if user and copy and user != copy:
-        sys.meta_path.insert(0, _IntoCopy(user, copy))
 
 
 def _own_files(env: os._Environ[str]) -> str | tuple[str, ...]:
@@ -647,7 +453,7 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
         state.write("completed" if code == 0 else "exit", code=code)
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure of the script is data
-        state.write("error", _error_info(exc), code=1)
+        state.write("error", error_info(exc), code=1)
         traceback.print_exc()
         sys.exit(1)
     state.write("completed")
@@ -656,7 +462,7 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
 def main() -> None:
     env = os.environ
     isolation.enter_from_env()  # before anything of the script's can run
-    _set_search_path(env)
+    set_search_path(env)
     mode = env.get("AUTOCLONE_MODE", PLAIN)
     limit = int(env["AUTOCLONE_LIMIT"]) if env.get("AUTOCLONE_LIMIT") else None
     state = _State(env["AUTOCLONE_RESULT"], limit, mode)
@@ -691,16 +497,17 @@ def main() -> None:
     if mode == REFERENCE:
         import torch
 
-        _storage_keyed_saved_tensors()
+        storage_keyed_saved_tensors()
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
             _run_script(script, argv, state)
     elif mode == FORWARD_REFERENCE:
         import torch
 
-        torch.set_grad_enabled(not limit == 0)  # off from the step that failed
+        if limit == 0:  # off from the step that failed
+            grad_stays_off()
         _run_script(script, argv, state)
     elif mode == LEAF_DATA:
-        with _leaf_writes_as_data():
+        with leaf_writes_as_data():
             _run_script(script, argv, state)
     else:
         _run_script(script, argv, state)

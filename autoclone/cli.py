@@ -4,29 +4,52 @@ stdout carries only the result (the diff with ``--dry-run``, or one JSON object 
 ``--format json``); progress, diagnosis and summary go to stderr. Exit codes: 0 fixed
 or nothing to fix, 1 could not fix, 2 bad input or usage, 128 + N after signal N
 (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), each with one line on stderr.
+
+The options and help text are in ``cli_options``, the two streams in ``cli_output``,
+the checks and the write of a patch in ``cli_patch``, notebooks in ``cli_notebook``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 import os
-import re
 import signal
 import sys
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from autoclone import __version__, batch, config, fixes, github, lifecycle, progress, sarif
+from autoclone import __version__, batch, config, github, lifecycle, progress, sarif
 from autoclone import notebook as nbk
 from autoclone import report as rp
+from autoclone.cli_notebook import (
+    in_cells,
+    notebook_view,
+    only_a_notebook_that_validates,
+    progress_in_cells,
+)
+from autoclone.cli_options import LONGEST as LONGEST  # re-exported, as before the split
+from autoclone.cli_options import (
+    AllowOutsideOption,
+    Device,
+    Format,
+    Launcher,
+    LauncherOption,
+    ModuleOption,
+    NprocOption,
+    VerboseOption,
+    check_budget,
+    check_launcher,
+    check_timeout,
+    fix_help,
+    parse_overrides,
+)
+from autoclone.cli_options import kind_summary as kind_summary  # re-exported: tests use it
+from autoclone.cli_output import OutputError, err, hold_standard_fds, need_stdout, out
+from autoclone.cli_patch import apply, only_a_patch_that_applies, outside_the_root
 from autoclone.explain import explain_script
-from autoclone.patch import PatchError, check_patch, link_out_of, write_files
 from autoclone.repair import repair
 from autoclone.session import (
     BadInput,
@@ -36,12 +59,7 @@ from autoclone.session import (
     find_module,
     outer_advice,
     project_root,
-    user_root,
 )
-
-#: The longest --timeout / --budget accepted: a week is longer than any trial should take,
-#: and far below what select() and time_t can represent.
-LONGEST = 7 * 24 * 3600.0
 
 app = typer.Typer(
     add_completion=False,
@@ -51,65 +69,9 @@ app = typer.Typer(
 )
 
 
-class Device(str, Enum):
-    auto = "auto"
-    cpu = "cpu"
-    cuda = "cuda"
-
-
-class Format(str, Enum):
-    text = "text"
-    json = "json"
-    github = "github"  # workflow commands: explain, and fix --check
-    sarif = "sarif"  # one SARIF 2.1.0 log: explain, and fix --check
-
-
-class Launcher(str, Enum):
-    none = "none"
-    torchrun = "torchrun"
-
-
-def _err(message: str) -> None:
-    """One line on stderr; a closed or hung-up terminal must not turn it into a crash."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        print(message, file=sys.stderr, flush=True)
-
-
-class OutputError(Exception):
-    """stdout is closed, full or gone: the result could not be delivered."""
-
-
-def _timeout(value: float) -> float:
-    return _check_seconds("--timeout", value, 0.1)
-
-
-def _budget(value: float) -> float:
-    return _check_seconds("--budget", value, 1.0)
-
-
-def _check_seconds(name: str, value: float, lowest: float) -> float:
-    """inf, nan and 1e30 pass a plain range check but no timer can wait that long."""
-    if not math.isfinite(value) or not lowest <= value <= LONGEST:
-        raise typer.BadParameter(
-            f"expected seconds from {lowest:g} to {LONGEST:g} (a week), got {value:g}",
-            param_hint=name,
-        )
-    return value
-
-
-def _overrides(values: list[str]) -> dict[str, str]:
-    out = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise typer.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--set")
-        out[name] = value
-    return out
-
-
 def _show_version(value: bool) -> None:
     if value:
-        _out(f"autoclone {__version__}\n")
+        out(f"autoclone {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -125,75 +87,7 @@ def _root(
     """autoclone: repair PyTorch scripts that crash in autograd."""
 
 
-def _drop_asides(text: str) -> str:
-    """Remove parenthesised asides (`` (a GAN's ...)``), keeping calls like ``f(x)``."""
-    depth, out = 0, []
-    for i, c in enumerate(text):
-        if depth == 0 and c == "(" and text[i - 1 : i] == " ":
-            depth = 1
-        elif depth:
-            depth += (c == "(") - (c == ")")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def kind_summary(doc: str) -> str:
-    """The first clause of a fix kind's module docstring, as one short help line: the
-    docstrings are the one description of each kind, so the help cannot drift from them."""
-    text = " ".join(doc.split("\n\n")[0].replace("``", "").split())
-    text = re.sub(r"\s+([,.:)])", r"\1", " ".join(_drop_asides(text).split()))
-    parts = re.split(r": |\. ", text)
-    line = parts[0] if len(parts[0]) >= 30 or len(parts) == 1 else f"{parts[0]}: {parts[1]}"
-    return line.strip().rstrip(".")
-
-
-def _fix_help() -> str:
-    """``fix --help``: what it does and every fix kind, one line each (``\\b`` keeps
-    click from re-wrapping the list)."""
-    kinds = [
-        f"  {k.name:<15} {kind_summary(sys.modules[type(k).__module__].__doc__ or '')}"
-        for k in fixes.KINDS
-    ]
-    return (
-        "Find, verify and write a minimal patch (print it with --dry-run). The error's "
-        "evidence picks the fix kinds; each edit is verified by a real run.\n\n"
-        "\b\nFix kinds, in the order they are consulted:\n" + "\n".join(kinds)
-    )
-
-
-#: Options ``fix`` and ``explain`` share, as typer annotations.
-LauncherOption = Annotated[
-    Launcher,
-    typer.Option(help="none, or torchrun: every run is launched by torch.distributed.run."),
-]
-NprocOption = Annotated[
-    int, typer.Option(min=1, help="Processes per run (with --launcher torchrun).")
-]
-VerboseOption = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Progress on stderr with --format json too.")
-]
-ModuleOption = Annotated[
-    str | None,
-    typer.Option(
-        "-m",
-        "--module",
-        help="Run a package's module as `python -m MODULE` runs it (from the current "
-        "directory, which is then the default project root); its arguments after --.",
-        show_default=False,
-    ),
-]
-AllowOutsideOption = Annotated[
-    bool,
-    typer.Option(
-        "--allow-outside-writes",
-        help="Where trials cannot be isolated (no user namespaces), let them write outside "
-        "the project for real instead of stopping at the first such write.",
-    ),
-]
-
-
-@app.command(help=_fix_help())
+@app.command(help=fix_help())
 def fix(
     ctx: typer.Context,
     paths: Annotated[
@@ -214,7 +108,7 @@ def fix(
         Format, typer.Option("--format", help="text, json, github or sarif (those two: --check).")
     ] = Format.text,
     timeout: Annotated[
-        float, typer.Option(callback=_timeout, help="Seconds allowed for each run.")
+        float, typer.Option(callback=check_timeout, help="Seconds allowed for each run.")
     ] = 120.0,
     steps: Annotated[
         int, typer.Option(min=1, help="Backward calls past the first error a trial must survive.")
@@ -227,7 +121,7 @@ def fix(
         Path | None, typer.Option(help="Project root (default: the script's folder).")
     ] = None,
     budget: Annotated[
-        float, typer.Option(callback=_budget, help="Seconds for the whole search.")
+        float, typer.Option(callback=check_budget, help="Seconds for the whole search.")
     ] = 900.0,
     shrink: Annotated[
         bool | None,
@@ -257,8 +151,8 @@ def fix(
     allow_outside_writes: AllowOutsideOption = False,
     patch_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
-    """Repair the scripts; the help text is ``_fix_help()``."""
-    _check_launcher(launcher, nproc)
+    """Repair the scripts; the help text is ``fix_help()``."""
+    check_launcher(launcher, nproc)
     paths = paths or []
     script = _module_script(module, paths) if module is not None else _first(paths)
     options = Options(
@@ -268,7 +162,7 @@ def fix(
         steps=steps,
         timeout=timeout,
         device=device.value,
-        overrides=_overrides(set_ or []),
+        overrides=parse_overrides(set_ or []),
         root=root,
         budget=budget,
         shrink=shrink,
@@ -306,16 +200,8 @@ def _module_script(module: str, paths: list[Path]) -> Path:
             )
         return find_module(module, Path.cwd())
     except BadInput as exc:
-        _err(f"autoclone: error: {exc}")
+        err(f"autoclone: error: {exc}")
         raise typer.Exit(2) from exc
-
-
-def _check_launcher(launcher: Launcher, nproc: int) -> None:
-    """Several processes per run only make sense through a launcher that starts them."""
-    if nproc > 1 and launcher is Launcher.none:
-        raise typer.BadParameter(
-            f"{nproc} processes need a launcher: add --launcher torchrun", param_hint="--nproc"
-        )
 
 
 def _script_args(ctx: typer.Context) -> tuple[str, ...]:
@@ -328,21 +214,21 @@ def _fix_one(
     options: Options, fmt: Format, dry_run: bool, shown: bool, patch_file: Path | None
 ) -> int:
     """One script, in this process: repair, check, write (or print), report."""
-    with progress.for_stderr(enabled=shown, write=_err) as display:
-        options = _progress_in_cells(replace(options, progress=display.say))
+    with progress.for_stderr(enabled=shown, write=err) as display:
+        options = progress_in_cells(replace(options, progress=display.say))
         if dry_run or fmt is Format.json:
-            _need_stdout()
+            need_stdout()
         refusal = dry_run_refusal(options) if dry_run else None
         report = rp.Report(rp.BAD_INPUT, refusal) if refusal else repair(options)
-    _outside_the_root(report, options)
-    view, verified = _in_cells(report, options)
+    outside_the_root(report, options)
+    view, verified = in_cells(report, options)
     if view is not None:
-        _only_a_notebook_that_validates(report, view, verified)
+        only_a_notebook_that_validates(report, view, verified)
     else:
-        _only_a_patch_that_applies(report, dry_run)
+        only_a_patch_that_applies(report, dry_run)
     if report.status == rp.FIXED and not dry_run:
         with lifecycle.deferred("the patch was written", then_finish=True):
-            _apply(report, options)
+            apply(report, options)
     lifecycle.finish()  # the outcome is decided: a signal now would only misreport it
     if patch_file is not None and dry_run and report.status == rp.FIXED:
         patch_file.write_bytes(report.patch_bytes)  # a batch's exact bytes (batch.py)
@@ -358,13 +244,13 @@ def _fix_many(
     try:
         scripts = batch.find_scripts(paths)
     except batch.NoScripts as exc:
-        _err(f"autoclone: error: {exc}")
+        err(f"autoclone: error: {exc}")
         return 2
     mode = batch.CHECK if check else batch.DRY_RUN if dry_run else batch.WRITE
     if fmt in (Format.json, Format.sarif) or mode == batch.DRY_RUN:
-        _need_stdout()
+        need_stdout()
     job = batch.Batch(tuple(scripts), options, mode)
-    with progress.for_stderr(enabled=shown, write=_err) as display:
+    with progress.for_stderr(enabled=shown, write=err) as display:
 
         def ended(outcome: batch.Outcome) -> None:
             display.done(str(outcome.path))
@@ -380,11 +266,11 @@ def _check_module(options: Options, fmt: Format, shown: bool) -> int:
     scripts each get a ``fix`` of their own, which takes paths), and told as a batch of
     one: the same lines, table, JSON Lines, annotations or SARIF log."""
     if fmt in (Format.json, Format.sarif):
-        _need_stdout()
-    with progress.for_stderr(enabled=shown, write=_err) as display:
+        need_stdout()
+    with progress.for_stderr(enabled=shown, write=err) as display:
         report = repair(replace(options, progress=lambda m: display.say(m, options.module)))
-        _outside_the_root(report, options)
-        _only_a_patch_that_applies(report, dry_run=False)
+        outside_the_root(report, options)
+        only_a_patch_that_applies(report, dry_run=False)
         name = Path(os.path.relpath(options.script.absolute(), options.cwd.absolute()))
         outcome = batch.Outcome(name, report.exit_code, report.seconds, report.as_json(),
                                 f"autoclone: {report.status}: {report.summary}")  # fmt: skip
@@ -399,16 +285,16 @@ def _outcomes(
 ) -> int:
     """What a batch prints once every script has ended; its exit code."""
     if fmt is Format.json:
-        _out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
+        out("".join(json.dumps(o.as_json(check=check)) + "\n" for o in outcomes))
     elif fmt is Format.github:
-        _out("".join(line + "\n" for o in outcomes for line in _annotations(o, options)))
+        out("".join(line + "\n" for o in outcomes for line in _annotations(o, options)))
     elif fmt is Format.sarif:
         found = [(o.report, *_from_here(o, options), o.last_line) for o in outcomes]
-        _out(sarif.dumps(sarif.checked(found, options.cwd)))
+        out(sarif.dumps(sarif.checked(found, options.cwd)))
     elif mode == batch.DRY_RUN and batch.combined_patch(outcomes):
-        _out(batch.combined_patch(outcomes))
-    _err(batch.table(outcomes))
-    _err(f"autoclone: {batch.totals(outcomes, mode)}")
+        out(batch.combined_patch(outcomes))
+    err(batch.table(outcomes))
+    err(f"autoclone: {batch.totals(outcomes, mode)}")
     return batch.worst(outcomes, check=check)
 
 
@@ -455,56 +341,6 @@ def _ending(
     return [*lines, f"autoclone: {name}{status}: {summary}{shown}  {cost}"]
 
 
-def _progress_in_cells(options: Options) -> Options:
-    """Progress lines about a notebook name its cells, not the script autoclone runs."""
-    try:
-        view = _notebook_view(options)
-    except (nbk.NotebookError, OSError, ValueError):
-        return options  # the repair says what is wrong with it, in one line
-    if view is None:
-        return options
-    say = options.progress
-    return replace(options, progress=lambda m: say(view.text(m)))
-
-
-def _notebook_view(options: Options) -> nbk.View | None:
-    """How a notebook's repair is shown; None for a script (or a notebook the repair
-    already refused). Raises ``NotebookError`` or ``OSError`` if it cannot be read now."""
-    if not nbk.is_notebook(options.script):
-        return None
-    root = options.root or options.script.resolve().parent
-    return nbk.View.of(options.script, root, options.cwd)
-
-
-def _in_cells(report: rp.Report, options: Options) -> tuple[nbk.View | None, str | None]:
-    """A notebook's report told in cells (read again: the repair ran on its script)."""
-    if report.status == rp.BAD_INPUT or not nbk.is_notebook(options.script):
-        return None, None
-    try:
-        view = _notebook_view(options)
-    except (nbk.NotebookError, OSError, ValueError) as exc:
-        report.status, report.summary = rp.UNFIXABLE, f"{options.script}: {exc}"
-        return None, None
-    if view is None:
-        return None, None
-    report, verified = nbk.translate(report, view)
-    return view, verified
-
-
-def _only_a_notebook_that_validates(
-    report: rp.Report, view: nbk.View, verified: str | None
-) -> None:
-    """The invariant for a notebook: ``fixed`` only with a notebook text that validates,
-    changes nothing but code cells' sources, and makes the program that was verified."""
-    if report.status != rp.FIXED:
-        return
-    problem = nbk.check_report(report, view, verified, Path.cwd())
-    if problem is not None:
-        report.status = rp.UNFIXABLE
-        report.summary = f"the verified patch is not offered: {problem}"
-        report.notes.append("no file was changed")
-
-
 @app.command()
 def explain(
     ctx: typer.Context,
@@ -520,7 +356,7 @@ def explain(
         typer.Option("--format", help="text, json, github (workflow annotations) or sarif."),
     ] = Format.text,
     timeout: Annotated[
-        float, typer.Option(callback=_timeout, help="Seconds allowed for the run.")
+        float, typer.Option(callback=check_timeout, help="Seconds allowed for the run.")
     ] = 120.0,
     device: Annotated[Device, typer.Option(help="auto, cpu or cuda.")] = Device.auto,
     root: Annotated[
@@ -532,7 +368,7 @@ def explain(
     allow_outside_writes: AllowOutsideOption = False,
 ) -> None:
     """Run once under the autograd tracer and say which line saved and which line wrote."""
-    _check_launcher(launcher, nproc)
+    check_launcher(launcher, nproc)
     given = [p for p in (path,) if p is not None]
     if module is not None:
         script = _module_script(module, [*given, *map(Path, script_args or ())])
@@ -549,11 +385,11 @@ def explain(
         nproc=nproc,
         allow_outside_writes=allow_outside_writes,
     )
-    _need_stdout()
-    with progress.for_stderr(enabled=fmt is Format.text or verbose, write=_err) as display:
-        options = _progress_in_cells(replace(options, progress=display.say))
+    need_stdout()
+    with progress.for_stderr(enabled=fmt is Format.text or verbose, write=err) as display:
+        options = progress_in_cells(replace(options, progress=display.say))
         result = explain_script(options)
-    view = _notebook_view(options) if result.status != rp.BAD_INPUT else None
+    view = notebook_view(options) if result.status != rp.BAD_INPUT else None
     if view is not None:
         result.text = "\n".join([view.text(result.text), *view.skipped()])
         result.summary = view.text(result.summary)
@@ -567,153 +403,43 @@ def explain(
     lifecycle.finish()
     if fmt is Format.json:
         data = result.as_json()
-        _out(json.dumps(nbk.explain_json(data, view) if view else data, indent=2) + "\n")
+        out(json.dumps(nbk.explain_json(data, view) if view else data, indent=2) + "\n")
     elif fmt is Format.github:
-        _out("".join(line + "\n" for line in github.from_editor_lines(result.editor)))
+        out("".join(line + "\n" for line in github.from_editor_lines(result.editor)))
     elif fmt is Format.sarif:
-        _out(sarif.dumps(sarif.explained(result, options.cwd)))
+        out(sarif.dumps(sarif.explained(result, options.cwd)))
     elif result.text:
-        _out(result.text + "\n" + "\n".join(result.editor) + "\n")
+        out(result.text + "\n" + "\n".join(result.editor) + "\n")
     if result.status == rp.BAD_INPUT:
-        _err(f"autoclone: error: {result.summary}")
+        err(f"autoclone: error: {result.summary}")
     else:
         cost = f"[{result.runs} run(s), {result.seconds:.1f} s]"
-        _err(f"autoclone: {result.status}: {result.summary}  {cost}")
+        err(f"autoclone: {result.status}: {result.summary}  {cost}")
     raise typer.Exit(result.exit_code)
-
-
-def _only_a_patch_that_applies(report: rp.Report, dry_run: bool) -> None:
-    """The invariant: status ``fixed`` only with a non-empty diff that, applied where the
-    user stands, gives exactly the verified files (a dry apply, byte for byte)."""
-    if report.status != rp.FIXED:
-        return
-    # paths: the diff must apply from here when it is the output (--dry-run); when fix
-    # writes the files itself, the diff only has to describe them
-    problem = check_patch(report.patch_bytes, report.changes, Path.cwd(), paths=dry_run)
-    if problem is None:
-        return
-    report.status = rp.UNFIXABLE
-    if not report.summary.startswith("the verified patch"):
-        report.summary = f"the verified patch is not offered: {problem}{_from_where(report)}"
-    report.notes.append("no file was changed")
-
-
-def _from_where(report: rp.Report) -> str:
-    """Where a diff of files above the current directory (a module in ``../lib``) can be
-    printed for ``git apply``: the folder that holds them all."""
-    here = Path.cwd().resolve()
-    files = [Path(os.path.realpath(src.path)) for src, _ in report.changes]
-    if not files or all(f.is_relative_to(here) for f in files):
-        return ""
-    common = Path(os.path.commonpath([here, *files]))
-    if common == Path(common.anchor):
-        return "; without --dry-run it is written"
-    shown = Path(os.path.relpath(common, here)).as_posix()
-    return (
-        f"; without --dry-run it is written (a diff git applies needs the command run from "
-        f"{shown} or above)"
-    )
-
-
-def _outside_the_root(report: rp.Report, options: Options) -> None:
-    """An error whose write (or view, or save) is in the user's code outside the project
-    root, that no edit inside it repaired: say so, and which ``--root`` brings it in,
-    as the outcome; what the search tried becomes a note."""
-    if report.status != rp.UNFIXABLE:
-        return
-    found = report.diagnosis or {}
-    frames = [found.get(k) for k in ("mutation", "view", "saved")]
-    advice = outer_advice([(str(f[0]), int(f[1])) if f else None for f in frames], options)
-    if not advice:
-        return
-    report.notes.append(f"no edit inside the project repaired it: {report.summary}")
-    report.summary = f"{report.error_class}: {advice}"
-
-
-def _apply(report: rp.Report, options: Options) -> None:
-    refusal = link_out_of(user_root(options), report.changes)
-    if refusal:
-        report.status, report.summary = (
-            rp.UNFIXABLE,
-            f"the verified patch was not written: {refusal}",
-        )
-        return
-    try:
-        write_files(report.changes)
-    except (PatchError, OSError) as exc:
-        report.status = rp.UNFIXABLE
-        report.summary = f"the verified patch was not written: {exc}"
-        report.notes.append("no file was changed")
-
-
-def _need_stdout() -> None:
-    """The result goes to stdout: refuse to work for minutes only to lose it."""
-    if sys.stdout is None:
-        raise OutputError("stdout is closed; there is nowhere to print the result")
-
-
-def _out(text: str | bytes) -> None:
-    """Write the result; a closed, full or broken stdout becomes an ``OutputError``."""
-    try:
-        if sys.stdout is None:
-            raise OSError("stdout is closed")
-        if isinstance(text, bytes):
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text)
-            sys.stdout.buffer.flush()
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-    except (OSError, ValueError) as exc:
-        _silence_stdout()
-        raise OutputError(f"cannot write the result to stdout: {exc}") from exc
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
 
 
 def _emit(report: rp.Report, fmt: Format, dry_run: bool, view: nbk.View | None = None) -> None:
     if fmt is Format.json:
         data = report.as_json()
-        _out(json.dumps(nbk.json_report(data, view) if view else data, indent=2) + "\n")
+        out(json.dumps(nbk.json_report(data, view) if view else data, indent=2) + "\n")
     elif dry_run and report.patch:
-        _out(report.patch_bytes)  # bytes: git applies it to any encoding
+        out(report.patch_bytes)  # bytes: git applies it to any encoding
     written = report.status == rp.FIXED and not dry_run
     cost = f"[{report.runs} runs, {report.candidates} candidates, {report.seconds:.1f} s]"
     for line in _ending(report.status, report.summary, report.explanation, report.notes,
                         cost, written):  # fmt: skip
-        _err(line)
-
-
-def _hold_standard_fds() -> None:
-    """A standard descriptor closed by the caller (``>&-``) would be handed to the next
-    file or pipe opened; hold it with /dev/null (``sys.stdout`` stays None: refused)."""
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                devnull = os.open(os.devnull, os.O_RDWR)
-                if devnull != fd:
-                    os.dup2(devnull, fd)
-                    os.close(devnull)
+        err(line)
 
 
 def _stopped(exc: lifecycle.Interrupted) -> int:
-    _err(f"autoclone: {exc.word}; {exc.done or 'nothing written'}")
+    err(f"autoclone: {exc.word}; {exc.done or 'nothing written'}")
     return exc.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: the exit code is the contract (0 fixed/nothing to do, 1 not fixed,
     2 usage, 128 + N after signal N), and every ending is one line on stderr."""
-    _hold_standard_fds()
+    hold_standard_fds()
     restore = lifecycle.install()
     try:
         _die_with_batch()
@@ -751,7 +477,7 @@ def _main(argv: list[str]) -> int:
     try:
         defaults = config.default_map(Path.cwd())
     except config.ConfigError as exc:
-        _err(f"autoclone: error: {exc}")
+        err(f"autoclone: error: {exc}")
         return 2
     try:
         code = command.main(args=own, prog_name="autoclone", standalone_mode=False,
@@ -759,15 +485,15 @@ def _main(argv: list[str]) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.TyperException as exc:
-        _err(f"autoclone: error: {exc.format_message()}")
+        err(f"autoclone: error: {exc.format_message()}")
         return 2
     except OutputError as exc:
-        _err(f"autoclone: error: {exc}")
+        err(f"autoclone: error: {exc}")
         return 2
     except typer.Abort:  # click's own Ctrl-C, before our handler was in place
-        _err("autoclone: interrupted; nothing written")
+        err("autoclone: interrupted; nothing written")
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug of ours must still end in one line
-        _err(f"autoclone: internal error, please report it: {type(exc).__name__}: {exc}")
+        err(f"autoclone: internal error, please report it: {type(exc).__name__}: {exc}")
         return 1
     return code if isinstance(code, int) else 0
