@@ -168,7 +168,12 @@ class Tracer:
         #: Every module built, weakly: where a graph is carried in a module's attribute
         #: (``self.rms = m * self.rms + ...`` in ``forward``), which one, and how the loop
         #: reaches it (``stale_module_state``)
-        self.all_modules: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
+        #: by id: a module's own ``__hash__`` may read attributes its ``__init__`` sets
+        #: after ``nn.Module.__init__`` returns (torchmetrics' ``Metric``, which Lightning's
+        #: ``self.log`` builds)
+        self.all_modules: weakref.WeakValueDictionary[int, torch.nn.Module] = (
+            weakref.WeakValueDictionary()
+        )
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
         self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
@@ -503,7 +508,7 @@ class Tracer:
         edge = self.carry(roots)
         if edge is not None and diagnosis is not None:
             diagnosis["carry"] = edge
-            state = stale_module_state(self.all_modules, self.epoch, self.prefix)
+            state = stale_module_state(self.all_modules.values(), self.epoch, self.prefix)
             if state is not None:
                 diagnosis["module_state"] = state
 
@@ -677,7 +682,7 @@ def _track_modules(tracer: Tracer) -> None:
     def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         with contextlib.suppress(TypeError):  # a module that cannot be weakly referenced
-            tracer.all_modules.add(self)
+            tracer.all_modules[id(self)] = self
         if type(self).__module__.startswith("torch."):
             tracer.modules.setdefault(id(self), tracer.frames(limit=1))
 

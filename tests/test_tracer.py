@@ -181,3 +181,34 @@ def _no_pointers(value: object) -> object:
     if isinstance(value, dict):
         return {k: _no_pointers(v) for k, v in value.items() if k != "storage"}
     return value
+
+
+def test_a_module_whose_hash_needs_its_own_init_is_traced_as_written(tmp_path: Path) -> None:
+    """torchmetrics' ``Metric`` (built by Lightning's ``self.log``) hashes attributes it sets
+    after ``nn.Module.__init__``: the tracer's record of every module built must not call
+    the module's ``__hash__`` (it raised AttributeError in the user's program)."""
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Metric(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._defaults = {"total": 0.0}
+
+            def __hash__(self):
+                return hash(tuple(self._defaults))
+
+        metric = Metric()
+        facts["hash"] = hash(metric) == hash(("total",))
+        a = torch.randn(4, requires_grad=True)
+        x = a.sigmoid()
+        x.mul_(2)
+        x.sum().backward()
+        """,
+    )
+    assert facts["hash"] is True
+    assert facts["diagnosis"]["mutation"]["op"] == "mul_"
+    assert "is at version 1; expected version 0" in facts["error"]
