@@ -79,6 +79,7 @@ class Diagnosis:
     stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
     view_op: str = ""
+    view_of_leaf: bool = False  # the written view's base is a leaf that requires grad
     evidence: str = "traceback"  # tracer | anomaly | traceback
     #: A module attribute that carries the graph (``self.model.norm.rms``), as the frame
     #: that called backward (``state_at``) reaches it
@@ -289,6 +290,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             base,
             view=_first_own(view.get("frames"), own),
             view_op=view.get("op", ""),
+            view_of_leaf=bool(view.get("leaf_base")),
             mutation=_first_own(written["frames"], own) or failing,
             module_built=_first_own(written.get("module_frames"), own),
             evidence="tracer",

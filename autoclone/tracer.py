@@ -541,9 +541,11 @@ class Tracer:
         for t in _tensors(args, {}):
             entry = self.views.get(id(t))
             if entry is not None and entry[0]() is t:
+                base = t._base
+                leaf = base is not None and base.is_leaf and base.requires_grad
                 self.diagnosis = {
                     "kind": entry[3],
-                    "view": {"frames": entry[1], "op": entry[2]},
+                    "view": {"frames": entry[1], "op": entry[2], "leaf_base": leaf},
                     "mutation": mutation,
                 }
                 return

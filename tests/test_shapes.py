@@ -45,6 +45,8 @@ CASES = [
     ("accum_window_logged_trainer", "train_step"),  # the window's start value in the caller
     ("ppo_old_log_probs", "train_step"),  # a target read in a function each pass calls
     ("late_second_conflict", "train_step"),  # ``total.detach()`` of a float is not a try
+    ("ema_prototypes_buffer_main", "trainer"),  # a buffer's update, cut where it is stored
+    ("ema_prototypes_buffer_main", "module"),  # ... with the module in another file
 ]
 
 

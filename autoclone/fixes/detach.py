@@ -141,7 +141,7 @@ def _attribute_store_sets(
         for name, made in pairs:
             attribute = ast.unparse(name) if isinstance(name, ast.Attribute) else ""
             if attribute and re.search(rf"\b{re.escape(attribute)}\b", line):
-                out.append([_detach_at(file, text, made)])
+                out.append([detach_at(file, text, made)])
     return out
 
 
@@ -283,11 +283,11 @@ def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]
                and p.func.attr == "detach"]  # fmt: skip
         left = [p for p in parts if isinstance(p, (ast.Name, ast.Attribute, ast.Subscript))]
         if cut and left and len(cut) + len(left) == len(parts):
-            out += [_detach_at(file, text, p) for p in left]
+            out += [detach_at(file, text, p) for p in left]
     return out
 
 
-def _detach_at(file: str, text: str, node: ast.expr) -> Site:
+def detach_at(file: str, text: str, node: ast.expr) -> Site:
     """``.detach()`` after the expression ``node``."""
     name = ast.get_source_segment(text, node) or ""
     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)

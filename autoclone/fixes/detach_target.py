@@ -64,7 +64,8 @@ def target_assignments(
         text = texts.get(frame[0], "")
         loop = loop_of(text, frame[1]) if text else (0, 0)
         in_loop = bool(loop[0])
-        if called and not in_loop and _a_step(text, frame[1]):  # one call, one pass
+        reads_here = frame == frames[0]  # the step itself read it, not a module it called
+        if called and reads_here and not in_loop and _a_step(text, frame[1]):  # one pass
             loop = scope_of(text, frame[1])
         called = in_loop
         out += [s for s in _targets_at(frame, loop, found, sites, text) if s not in out]

@@ -2,15 +2,19 @@
 SGD, re-initialising a weight), with the updates next to it: the update is not part of
 the model's computation, so autograd must not record it. Also around a write into a view
 made under ``no_grad`` and written after the block (weight pruning: ``flat =
-w.view(-1)`` inside, ``flat[idx] = 0`` after), where a clone would prune a copy.
+w.view(-1)`` inside, ``flat[idx] = 0`` after), where a clone would prune a copy; and
+around a write into one of the views ``chunk``/``split``/``unbind`` made of a leaf
+(an LSTM's forget-gate bias set at init), where a clone or an out-of-place rewrite would
+set a copy and leave the weight as it was.
 Rewriting either out of place would silently turn the parameter into a non-leaf that no
 optimizer updates."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
-from autoclone.classify import LEAF_INPLACE, NO_GRAD_VIEW
+from autoclone.classify import LEAF_INPLACE, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
@@ -19,6 +23,21 @@ from autoclone.oracle import Reference, judge, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
+_METHOD_WRITE = re.compile(r"^(?P<indent>\s*)[A-Za-z_][^=]*\.[a-z]\w*_\(.*\)\s*(#.*)?$")
+
+
+def _method_write(file: str, line: int, text: str) -> Site | None:
+    """A statement that only calls an in-place method on an expression, not a name
+    (``getattr(self.rnn, name).chunk(4)[1].fill_(1.0)``): no clone site stands for it, but
+    it can run under ``no_grad`` like any update."""
+    match = _METHOD_WRITE.match(text)
+    if match is None:
+        return None
+    col = len(match["indent"])
+    return Site(id=f"{file}:{line}:{col}:method_write", file=file, line=line, col=col,
+                kind=INPLACE, target=text.strip(), code=text.strip(), start=(line, col),
+                end=(line, col), depth=0, indent=match["indent"])  # fmt: skip
+
 
 class NoGrad(Kind):
     name = NO_GRAD
@@ -26,6 +45,8 @@ class NoGrad(Kind):
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         if found.error_class == NO_GRAD_VIEW:  # a weight's view made under no_grad, written
             return found.mutation is not None  # after the block (pruning): the write too
+        if found.error_class == MULTI_OUTPUT_VIEW and found.view_of_leaf:
+            return found.mutation is not None  # ``lstm.bias.chunk(4)[1].fill_(1.0)`` at init
         return found.error_class == LEAF_INPLACE and not optimizer_before_backward(found)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
@@ -35,9 +56,10 @@ class NoGrad(Kind):
         file, line = frame
         updates = {s.line: s for s in ctx.sites
                    if s.file == file and s.kind == INPLACE and s.own_line}  # fmt: skip
-        hit = updates.get(line)
+        hit = updates.get(line) or _method_write(file, line, ctx.line(file, line))
         if hit is None:
             return []
+        updates[line] = hit
         first, last = line, line
         while first - 1 in updates and updates[first - 1].indent == hit.indent:
             first -= 1

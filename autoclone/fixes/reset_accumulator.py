@@ -11,7 +11,9 @@ each window as the first one started. Offered only for that shape: the backward 
 the accumulator itself, inside an ``if`` in the loop that accumulates it, and a starting
 value assigned before that loop in the same function; or the same ``if`` in a function
 the loop calls with its accumulator as an argument (a ``train_step``), the start in the
-caller before its loop. Judged like every detach.
+caller before its loop; or an accumulator kept on the trainer (``self.total_loss``) whose
+backward call is in a method of its own, reset at that method's end. Judged like every
+detach.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from autoclone.fixes._ast import FUNCTIONS, LOOPS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "reset_accumulator"
-_ROOT = re.compile(r"^\s*(?P<n>[A-Za-z_]\w*)\.backward\(")
+_ROOT = re.compile(r"^\s*(?P<n>[A-Za-z_]\w*(\.[A-Za-z_]\w*)?)\.backward\(")
 
 
 def _containing(tree: ast.AST, line: int) -> list[ast.AST]:
@@ -44,8 +46,8 @@ def _containing(tree: ast.AST, line: int) -> list[ast.AST]:
 
 def _accumulates(loop: ast.AST, name: str) -> bool:
     for node in ast.walk(loop):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            if node.target.id == name and isinstance(node.op, ast.Add):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            if ast.unparse(node.target) == name:
                 return True
         if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]:
             value = node.value
@@ -66,7 +68,7 @@ def _start(scope: ast.AST, before: int, name: str, text: str) -> str:
         if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
             pairs = list(zip(target.elts, value.elts, strict=False))
         for t, v in pairs:
-            if isinstance(t, ast.Name) and t.id == name and isinstance(v, ast.Constant):
+            if ast.unparse(t) == name and isinstance(v, ast.Constant):
                 found = ast.get_source_segment(text, v) or found
     return found
 
@@ -119,31 +121,44 @@ def reset_site(found: Diagnosis, ctx: Context) -> Site | None:
         return None
     file, name, text = call[0], match["n"], ctx.texts.get(call[0], "")
     try:
-        chain = _containing(ast.parse(text), call[1])
+        tree = ast.parse(text)
     except SyntaxError:
         return None
+    chain = _containing(tree, call[1])
     functions = [i for i, node in enumerate(chain) if isinstance(node, FUNCTIONS)]
     inside = functions[-1] if functions else -1
     loops = [i for i, node in enumerate(chain) if isinstance(node, LOOPS) and i > inside]
-    ifs = [i for i, node in enumerate(chain) if isinstance(node, ast.If)]
-    window = chain[ifs[-1]] if ifs and ifs[-1] > inside else None
-    if not isinstance(window, ast.If):
-        return None
-    if loops and ifs[-1] > loops[-1] and _accumulates(chain[loops[-1]], name):
-        scope = chain[inside] if inside >= 0 else ast.parse(text)
-        start = _start(scope, chain[loops[-1]].lineno, name, text)  # type: ignore[attr-defined]
-    elif not loops and inside >= 0 and _accumulates(chain[inside], name):
-        start = _caller_start(chain[inside], name, ctx)  # type: ignore[arg-type]
+    ifs = [i for i, node in enumerate(chain) if isinstance(node, ast.If) and i > inside]
+    window = chain[ifs[-1]] if ifs else None
+    if isinstance(window, ast.If) and loops and ifs[-1] > loops[-1]:
+        loop, scope = chain[loops[-1]], chain[inside] if inside >= 0 else tree
+        accumulated = _accumulates(loop, name)
+        start = _start(scope, loop.lineno, name, text) if accumulated else ""  # type: ignore[attr-defined]
+    elif isinstance(window, ast.If) and not loops and inside >= 0:
+        function = chain[inside]
+        accumulated = _accumulates(function, name)
+        start = _caller_start(function, name, ctx) if accumulated else ""  # type: ignore[arg-type]
+    elif window is None and not loops and inside >= 0 and name.startswith("self."):
+        window, start = chain[inside], _attribute_start(tree, name, text)
     else:
         return None
-    if not start:
+    body = getattr(window, "body", [])
+    if not start or not body or isinstance(body[-1], ast.Return):
         return None
-    end = window.body[-1].end_lineno or window.body[-1].lineno
-    indent = re.match(r"\s*", ctx.line(*call))[0]  # type: ignore[index]
+    end = body[-1].end_lineno or body[-1].lineno
+    indent = " " * body[-1].col_offset
     return Site(id=f"{file}:{end}:0:{KIND_NAME}:{name}", file=file, line=end + 1,
                 col=len(indent), kind=STATEMENT, target=name, code=f"{name} = {start}",
                 start=(end + 1, len(indent)), end=(end + 1, len(indent)), depth=0,
                 own_line=True, indent=indent, fix=KIND_NAME, after=end)  # fmt: skip
+
+
+def _attribute_start(tree: ast.Module, name: str, text: str) -> str:
+    """A window kept on the trainer (``self.total_loss``): accumulated by one method, its
+    backward call in another that ends each window (``optimizer_step``), its start
+    assigned in the class; then the reset goes at the end of the method that calls
+    backward."""
+    return _start(tree, 1 << 30, name, text) if _accumulates(tree, name) else ""
 
 
 class ResetAccumulator(Kind):

@@ -1,0 +1,86 @@
+"""``.detach()`` of the value stored into a registered buffer: a statistic the module
+updates from itself in ``forward`` (EMA prototypes, a running centre, a memory bank:
+``self.protos = m * self.protos + (1 - m) * batch_means``) carries each step's graph into
+the next, and the next backward call runs into the one the last call freed.
+
+A buffer is declared not learned (``register_buffer``): no gradient is meant to flow
+through its update, the current batch's included. So the cut is where the value is
+stored, not right after the backward call (which keeps the current batch's path into the
+statistic, the trap of a recurrent state's cure), and the patch is not held to the
+backward calls the original completed: those differentiated through the update, which
+is what the declaration rules out. Judged like every cut otherwise: K finite steps,
+every tensor the original trained still reached, no optimizer stepping on a call that no
+longer reaches its parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+
+from autoclone.codemods.sites import Site
+from autoclone.diagnose import Diagnosis, crosses_iterations, where
+from autoclone.fixes._ast import innermost
+from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.detach import detach_at
+
+KIND_NAME = "detach_buffer"
+
+
+def _registered(name: str, texts: Mapping[str, str]) -> bool:
+    """``self.register_buffer("name", ...)`` somewhere in the project."""
+    pattern = re.compile(rf"register_buffer\(\s*(name\s*=\s*)?[\"']{re.escape(name)}[\"']")
+    return any(pattern.search(text) for text in texts.values())
+
+
+def buffer_stores(found: Diagnosis, ctx: Context) -> list[Site]:
+    """The values stored into a registered buffer on the lines that made the carried
+    graph (one element of a tuple assignment too), detached."""
+    out: list[Site] = []
+    for file, number in found.producer_frames:
+        text = ctx.texts.get(file, "")
+        node = innermost(text, number, (ast.Assign,)) if text else None
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            pairs = list(zip(target.elts, value.elts, strict=False))
+        for stored, made in pairs:
+            if not isinstance(stored, ast.Attribute) or ast.unparse(stored.value) != "self":
+                continue
+            if _registered(stored.attr, ctx.texts):
+                out.append(detach_at(file, text, made))
+    return list({s.id: s for s in out}.values())
+
+
+class DetachBuffer(Kind):
+    name = KIND_NAME
+    reference = NONE
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return crosses_iterations(found) and bool(buffer_stores(found, ctx))
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return [Candidate(-1.05, (s,)) for s in buffer_stores(found, ctx)]  # before any detach
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the value stored "
+            "into the buffer no longer carries this step's graph into the next step, so the "
+            "next backward call stops at its own step."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return [
+            "this changes what is differentiated: no gradient flows through the buffer's "
+            "update any more, the current batch's included (the module registers it as a "
+            "buffer, a statistic that is not learned; a detach right after the backward call "
+            "would still differentiate the current batch's part of it)"
+        ]
+
+
+KIND = DetachBuffer()
