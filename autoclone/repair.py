@@ -14,16 +14,18 @@
    conflicts as the script has (bounded); the set that passes is made 1-minimal;
 4. fall back to ddmin over every switchable site where the kinds allow it;
 5. only a patch whose own run passed reaches the user (at full size too, if shrunk).
+
+The rounds' records and the tests that steer them are in ``autoclone.rounds``, the
+mapping of patched lines to original ones in ``autoclone.line_map``, and the repair's
+sentences in ``autoclone.repair_text``.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 from autoclone import classify as cls
 from autoclone import fixes, references
@@ -33,7 +35,7 @@ from autoclone.child import (
     PLAIN,
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import CLONE, STATEMENT, Site
+from autoclone.codemods.sites import CLONE, Site
 from autoclone.diagnose import (
     Diagnosis,
     Frame,
@@ -46,9 +48,25 @@ from autoclone.diagnose import (
 from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.fixes.base import SAME_NUMBERS, Candidate, Context, FixKind
 from autoclone.labels import new_label_gradients
+from autoclone.line_map import _edited_lines, _line_map
 from autoclone.oracle import FINITE, FULL, Reference, judge
-from autoclone.outcomes import Failed, Outcome, Passed, TimedOut
-from autoclone.patch import PatchError, SourceFile, render_diff, render_diff_bytes
+from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.patch import PatchError, render_diff, render_diff_bytes
+from autoclone.repair_text import _no_fix_reason, _outcome_text, _reasons
+from autoclone.rounds import (
+    _broke_itself,
+    _conflict,
+    _error_gone,
+    _failing_frame,
+    _Goal,
+    _got_further,
+    _lines,
+    _Part,
+    _Point,
+    _tries,
+    _Verified,
+)
+from autoclone.rounds import _shape as _shape  # tests import it from here
 from autoclone.search import SearchResult, find_minimal, linear_elimination
 from autoclone.session import (
     BadInput,
@@ -62,21 +80,6 @@ from autoclone.session import (
 )
 from autoclone.shrink import Plan
 from autoclone.trial import Runner, RunResult, Unsafe
-
-
-class _Verified(NamedTuple):
-    """A patched run: the edits, the patched texts, what the run computed, and (once it
-    passed) which kind contributed which edits for which conflict."""
-
-    sites: list[Site]
-    patched: dict[str, str]
-    run: RunResult
-    parts: list[_Part] = []
-    refs: Mapping[str, Reference] = {}  # what each kind's edits were judged by
-
-
-#: Predicted edits verified directly (each a patched run) before falling back to ddmin.
-PREDICTIONS = 3
 
 
 def repair(options: Options) -> rp.Report:
@@ -110,42 +113,8 @@ MAX_ROUNDS = 6
 MAX_TRIES = 24
 
 _VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
-#: Errors a patched run may fail with and still have got further: another conflict. (A
-#: loss with no graph left means an edit cut too much, not that it got anywhere.)
-_AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
 #: A verification run goes on at least this long past its limit, to meet a later conflict.
 RUN_ON = 1.0
-
-
-class _Point(NamedTuple):
-    """Where a run of the script (as patched so far) failed, and what the tracer said."""
-
-    found: Diagnosis
-    line: str
-    backward: int
-
-
-@dataclass(frozen=True)
-class _Part:
-    """Edits one kind contributed, with the diagnosis they answer: the report's reasons."""
-
-    kind: FixKind
-    found: Diagnosis
-    sites: tuple[Site, ...]
-
-
-@dataclass(frozen=True)
-class _Goal:
-    """What every predicted edit set is judged by, along one path of conflicts: the
-    first conflict's kinds and reference, and the reference each kind met so far asks
-    for (``refs``, by name: a later conflict may need another, a carried state after a
-    version error, computed on the script as patched up to it)."""
-
-    kinds: list[FixKind]
-    reference: Reference
-    limit: int
-    ctx: Context
-    refs: Mapping[str, Reference] = field(default_factory=dict)
 
 
 @dataclass
@@ -630,110 +599,3 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
-
-
-def _edited_lines(sources: Mapping[str, SourceFile], patched: Mapping[str, str]) -> set[Frame]:
-    """The lines of the patched files that the patch wrote (in their own numbering)."""
-    out: set[Frame] = set()
-    for rel, text in patched.items():
-        original = sources[rel].text if rel in sources else ""
-        lines = _line_map(original, text, written=0)
-        out |= {(rel, n) for n, was in enumerate(lines, start=1) if not was}
-    return out
-
-
-def _line_map(original: str, patched: str, written: int | None = None) -> list[int]:
-    """For each line of ``patched``, the line of ``original`` it is (or stands before);
-    a line the patch wrote maps to ``written`` where that is given."""
-    old, new = original.splitlines(), patched.splitlines()
-    out: list[int] = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            out += range(i1 + 1, i2 + 1)
-        else:  # inserted or rewritten lines: the first original line of the block
-            at = min(i1 + 1, max(len(old), 1)) if written is None else written
-            out += [at] * (j2 - j1)
-    return out
-
-
-def _tries(options: list[tuple[FixKind, Candidate]]) -> int:
-    """Predicted edits verified per round: every inplace=False flag (ranked below 0) and
-    the best ``PREDICTIONS`` + 1 of the rest."""
-    return sum(1 for _, c in options if c.rank < 0) + PREDICTIONS + 1
-
-
-def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
-    """The edit raised a plain Python error on its own line (``total.detach()`` where
-    ``total`` is still the float ``0.0``): it tells nothing about the conflict, so it does
-    not use up one of the round's tries."""
-    failed = isinstance(outcome, Failed) and outcome.kind == cls.NOT_AUTOGRAD
-    return failed and at is not None and any((s.file, s.line) == at for s in cand.sites)
-
-
-def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
-    """The patched run failed with an autograd error, a different one, later, or on
-    another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``)."""
-    if not isinstance(outcome, Failed) or outcome.kind not in _AUTOGRAD or run.error is None:
-        return False
-    return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
-
-
-def _failing_frame(run: RunResult, move: Callable[[Frame], Frame]) -> Frame | None:
-    """Where a patched run failed, innermost frame of the user's, as an original line."""
-    own = [f for f in (run.error.frames if run.error else ()) if not f[0].startswith("/")]
-    return move(own[-1]) if own else None
-
-
-def _shape(line: str) -> str:
-    """An error line as PyTorch's and the tracer's check both word it, without numbers: a
-    clone that only moves a version count (``is at version 12`` instead of ``10``) has
-    not got any further."""
-    line = re.split(r"\. Hint:| \(autograd check made by autoclone\)", line)[0]
-    return re.sub(r"\d+", "#", line.replace("torch::autograd::", "")).rstrip(".")
-
-
-def _conflict(found: Diagnosis) -> tuple[Any, ...]:
-    return (found.error_class, found.saved, found.mutation, found.view, found.module_built,
-            found.carry_consumer, found.previous_backward)  # fmt: skip
-
-
-def _reasons(parts: list[_Part], lines: dict[str, list[str]]) -> str:
-    """Why each edit fixes the conflict it answers; a later conflict is explained first."""
-    out = []
-    for index, part in enumerate(parts):
-        if index:
-            out.append(f"Conflict {index + 1}, met once the edits above were in:\n"
-                       + explain(part.found, lines))  # fmt: skip
-        out += [part.kind.why(s, part.found, lines) for s in part.sites]
-    return "\n" + "\n".join(out)
-
-
-def _lines(sites: list[Site]) -> int:
-    """Lines a set of edits changes: an inserted statement is a line of its own."""
-    inserted = sum(1 for s in sites if s.kind == STATEMENT)
-    return inserted + len({(s.file, s.line) for s in sites if s.kind != STATEMENT})
-
-
-def _error_gone(outcome: Outcome, original: str) -> bool:
-    """The original error went away, but some clones broke something else (the numbers,
-    or a clone turned a parameter into a non-leaf): the set holds a fixer and breakers."""
-    return isinstance(outcome, Failed) and outcome.kind not in (original, "crash", "steps")
-
-
-def _outcome_text(outcome: Outcome) -> str:
-    if isinstance(outcome, Passed):
-        return "passed"
-    if isinstance(outcome, TimedOut):
-        return f"timed out after {outcome.seconds:.1f} s"
-    return f"{outcome.kind}: {outcome.message}"
-
-
-def _no_fix_reason(found: SearchResult, candidates: int) -> str:
-    if found.stopped:
-        return "the time budget ran out before any set of clones passed"
-    full = next((o for c, o in found.history if len(c) == candidates), None)
-    why = f" (with every clone enabled: {_outcome_text(full)})" if full is not None else ""
-    return (
-        f"no set of the {candidates} candidate clones removes the error and keeps the numbers{why}"
-    )

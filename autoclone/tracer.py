@@ -25,6 +25,9 @@ global module hooks, which would put every module call on ``nn.Module``'s slow p
 
 Known limits: ``torch.func`` transforms refuse saved-tensor hooks (the caller reruns
 without the tracer), and user threads are not seen (hooks are thread-local).
+
+The records and the reads that never raise are in ``autoclone.trace_base``; naming a graph
+carried in a module's attribute is ``autoclone.carried_state``.
 """
 
 from __future__ import annotations
@@ -34,124 +37,40 @@ import itertools
 import re
 import sys
 import weakref
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from autoclone.carried_state import stale_module_state
 from autoclone.labels import Prefix
+from autoclone.trace_base import (
+    _MULTI,
+    _OWN_FILES,
+    _READ,
+    _READERS,
+    _STAMP,
+    _WRITE,
+    READERS,
+    Frame,
+    Mutation,
+    Saved,
+    _grad_fn,
+    _Holder,
+    _in_optimizer,
+    _kind,
+    _running_module,
+    _storage,
+    _tensors,
+)
 
-Frame = tuple[str, int]
-_STAMP = "autoclone"
-_READERS = "autoclone.readers"  # (epoch, frames) of the first nodes that consumed a node
-READERS = 8  # kept per node: with that many, which lines read it is not known
-_THIS_FILE = __file__
-
-#: Ops whose outputs are several views of one input (the multi-output view error).
 #: The errors autograd raises at the write itself (the view and leaf families): the others
 #: (a version error, a second backward) are raised in backward and diagnosed there.
 _EAGER_VIEW_ERROR = re.compile(
     r"is a view and is being modified inplace|A view was created in no_grad mode"
     r"|leaf Variable that requires grad is being used in an in-place operation"
 )
-_MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
-
-
-@dataclass(slots=True)
-class Saved:
-    """A tensor autograd saved for backward."""
-
-    version: int
-    storage: int
-    shape: list[int]
-    op: str
-    frames: list[Frame]
-    epoch: int
-    grad_fn: str = ""  # the node that saved it
-    producer: str = ""  # the node that made it, as PyTorch's own message names it
-
-
-@dataclass
-class Mutation:
-    """An in-place write into a storage that held saved tensors."""
-
-    storage: int
-    before: int
-    after: int
-    op: str
-    frames: list[Frame]
-    epoch: int
-    module: str = ""
-    module_frames: list[Frame] = field(default_factory=list)
-    through_view: bool = False  # written through a view: cloning that view loses the write
-    optimizer: bool = False  # written by an optimizer's step
-
-
-class _Holder(tuple):  # type: ignore[type-arg]
-    """What the pack hook returns: ``(detached tensor, record key, storage, tracer)``. The
-    record is released when autograd drops the holder; a tuple is built in C, and
-    ``__del__`` costs less than ``weakref.finalize``."""
-
-    __slots__ = ()
-
-    def __del__(self) -> None:
-        try:
-            self[3]._release(self[1], self[2])
-        except Exception:  # noqa: BLE001 - never raise from a finaliser (interpreter exit)
-            pass
-
-
-def _storage(t: torch.Tensor) -> int:
-    try:
-        return int(t.untyped_storage().data_ptr())
-    except (RuntimeError, NotImplementedError):
-        return id(t)
-
-
-# What a function can do, decided once per function object from its name.
-_READ = 0  # attribute reads (``.shape``, ``.grad``, ``.data``): never write, make no node
-_PLAIN = 1  # may make graph nodes; writes only if called with ``inplace=``/``out=``
-_WRITE = 2  # may write into its arguments by name
-_MULTI = 4  # returns several views of one input (the multi-output view error)
-
-
-def _kind(func: Any) -> tuple[str, int]:
-    """The name and kind of a torch function. Only these calls can write into their
-    arguments, by PyTorch's naming rules: a trailing underscore, in-place operators,
-    item assignment (and ``inplace=``/``out=``, checked per call)."""
-    name = getattr(func, "__name__", "") or str(func)
-    if name == "__get__":
-        return name, _READ
-    kind = _PLAIN
-    if name.endswith("_") or name.startswith("__i") or name == "__setitem__":
-        kind |= _WRITE
-    if name in _MULTI_VIEW:
-        kind |= _MULTI
-    return name, kind
-
-
-def _grad_fn(value: Any) -> Any:
-    """``value.grad_fn`` without side effects: for a view made under no_grad whose base
-    was later written, merely reading ``grad_fn`` raises, and the tracer must never
-    raise where the user's script would not."""
-    if not isinstance(value, torch.Tensor):
-        return None
-    try:
-        return value.grad_fn
-    except RuntimeError:
-        return None
-
-
-def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
-    found: list[torch.Tensor] = []
-    for value in itertools.chain(args, (kwargs or {}).values()):
-        if isinstance(value, torch.Tensor):
-            found.append(value)
-        elif isinstance(value, list | tuple):
-            found.extend(v for v in value if isinstance(v, torch.Tensor))
-    return found
 
 
 class Tracer:
@@ -220,7 +139,7 @@ class Tracer:
         while frame is not None:
             code = frame.f_code
             filename = code.co_filename
-            if filename.startswith(prefix) and filename != _THIS_FILE:
+            if filename.startswith(prefix) and filename not in _OWN_FILES:
                 key = (id(code), frame.f_lasti)  # the memo holds ``code``: its id stays unique
                 entry = lines.get(key)
                 if entry is None:
@@ -552,41 +471,16 @@ class Tracer:
         self.diagnosis = {"kind": "view_write", "mutation": mutation}
 
 
-_CALL_IMPL = torch.nn.Module._call_impl.__code__
-
-
-def _running_module() -> Any:
-    """The innermost module whose ``__call__`` is running, read from the stack."""
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is _CALL_IMPL:
-            return frame.f_locals.get("self")
-        frame = frame.f_back
-    return None
-
-
 def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
+    """The conflict's write was an optimizer's step (the other kind is an in-place op's)."""
     mutation = (diagnosis or {}).get("mutation") or {}
     return bool(mutation.get("optimizer"))
 
 
-def _in_optimizer(prefix: Prefix) -> bool:
-    """The write is an optimizer's own: a ``torch.optim`` frame comes before any frame of
-    the user's. A closure passed to ``step`` (Lightning's automatic optimization runs
-    ``training_step`` and ``backward`` inside ``optimizer.step(closure)``) writes as the
-    user's code, from the user's lines."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename.startswith(prefix) and filename != _THIS_FILE:
-            return False
-        if "/torch/optim/" in filename.replace("\\", "/"):
-            return True
-        frame = frame.f_back  # type: ignore[assignment]
-    return False
-
-
 class _Watch(TorchFunctionMode):
+    """Hands every torch call but an attribute read to ``Tracer.call``; what each function
+    can do is decided once, from its name (``_kind``)."""
+
     def __init__(self, tracer: Tracer) -> None:
         super().__init__()
         self.call = tracer.call
@@ -604,76 +498,6 @@ class _Watch(TorchFunctionMode):
         if kind == _READ:
             return func(*args, **kwargs) if kwargs else func(*args)
         return self.call(func, name, kind, args, kwargs)
-
-
-def stale_module_state(
-    modules: Iterable[torch.nn.Module], epoch: int, prefix: Prefix
-) -> dict[str, Any] | None:
-    """A tensor kept as a plain attribute of a module (not a parameter, not a buffer) whose
-    graph was built before the last backward call: a running statistic updated from
-    itself in ``forward`` and carried from step to step. Named as the frame that called
-    backward reaches it (``self.model.norm.rms``, ``model[1].avg``), so the loop can cut
-    it after its backward call; None if no local of that frame leads to it."""
-    held = []
-    for module in list(modules):
-        for name, value in vars(module).items():
-            stamp = _older(value, epoch) if name.isidentifier() else None
-            if stamp is not None:
-                held.append((module, name, stamp))
-    if not held:
-        return None
-    frame = _user_frame(prefix)
-    if frame is None:
-        return None
-    for module, name, stamp in held:
-        path = _reach(frame.f_locals, module)
-        if path:
-            return {"expr": f"{path}.{name}", "frames": stamp[1],
-                    "backward_frames": [(frame.f_code.co_filename, frame.f_lineno)]}
-    return None
-
-
-def _older(value: Any, epoch: int, budget: int = 20_000) -> Any:
-    """The stamp of a node built before ``epoch`` that the tensor's graph reaches (the
-    graph of a running statistic is a chain back to the first step), or None."""
-    root: Any = value.grad_fn if isinstance(value, torch.Tensor) else None
-    queue: list[Any] = [root] if root is not None else []
-    seen: set[int] = set()
-    while queue and len(seen) < budget:
-        node = queue.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stamp = node.metadata.get(_STAMP)
-        if stamp is not None and stamp[0] < epoch:
-            return stamp
-        queue += [child for child, _ in node.next_functions if child is not None]
-    return None
-
-
-def _user_frame(prefix: Prefix) -> Any:
-    frame: Any = sys._getframe(1)
-    while frame is not None and not (
-        frame.f_code.co_filename.startswith(prefix) and frame.f_code.co_filename != _THIS_FILE
-    ):
-        frame = frame.f_back
-    return frame
-
-
-def _reach(local: Mapping[str, Any], target: torch.nn.Module) -> str:
-    """An expression over the frame's locals (and ``self``'s attributes, one level) that
-    evaluates to ``target``, through submodules: ``model``, ``self.model.norm``, ``model[1]``."""
-    starts = [(k, v) for k, v in local.items() if isinstance(v, torch.nn.Module)]
-    owner = local.get("self")
-    if owner is not None and not isinstance(owner, torch.nn.Module):
-        starts += [(f"self.{k}", v) for k, v in vars(owner).items()
-                   if isinstance(v, torch.nn.Module) and k.isidentifier()]  # fmt: skip
-    for expr, root in starts:
-        for qualified, sub in root.named_modules():
-            if sub is target:
-                parts = [f"[{p}]" if p.isdigit() else f".{p}" for p in qualified.split(".") if p]
-                return expr + "".join(parts)
-    return ""
 
 
 def _track_modules(tracer: Tracer) -> None:

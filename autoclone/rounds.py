@@ -1,0 +1,126 @@
+"""The repair's rounds as values, and the tests on them that steer ``autoclone.repair``.
+
+A round predicts edits for one conflict and verifies each as a patched run. What it keeps
+are records (where a run failed, the edits a kind contributed, what edits are judged by,
+a verified run), and what it decides are pure tests on runs and outcomes: did the run
+get further or did the edit break its own line, is a traced conflict the one already
+answered, how many tries a round has, how many lines an edit set changes. They hold no
+state of the loop, so they live apart from the ``_Repair`` class that drives them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from autoclone import classify as cls
+from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.diagnose import Diagnosis, Frame
+from autoclone.fixes.base import Candidate, Context, FixKind
+from autoclone.oracle import Reference
+from autoclone.outcomes import Failed, Outcome
+from autoclone.trial import RunResult
+
+#: Predicted edits verified directly (each a patched run) before falling back to ddmin.
+PREDICTIONS = 3
+#: Errors a patched run may fail with and still have got further: another conflict. (A
+#: loss with no graph left means an edit cut too much, not that it got anywhere.)
+_AUTOGRAD = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH}
+
+
+class _Point(NamedTuple):
+    """Where a run of the script (as patched so far) failed, and what the tracer said."""
+
+    found: Diagnosis
+    line: str
+    backward: int
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Edits one kind contributed, with the diagnosis they answer: the report's reasons."""
+
+    kind: FixKind
+    found: Diagnosis
+    sites: tuple[Site, ...]
+
+
+@dataclass(frozen=True)
+class _Goal:
+    """What every predicted edit set is judged by, along one path of conflicts: the
+    first conflict's kinds and reference, and the reference each kind met so far asks
+    for (``refs``, by name: a later conflict may need another, a carried state after a
+    version error, computed on the script as patched up to it)."""
+
+    kinds: list[FixKind]
+    reference: Reference
+    limit: int
+    ctx: Context
+    refs: Mapping[str, Reference] = field(default_factory=dict)
+
+
+class _Verified(NamedTuple):
+    """A patched run: the edits, the patched texts, what the run computed, and (once it
+    passed) which kind contributed which edits for which conflict."""
+
+    sites: list[Site]
+    patched: dict[str, str]
+    run: RunResult
+    parts: list[_Part] = []
+    refs: Mapping[str, Reference] = {}  # what each kind's edits were judged by
+
+
+def _tries(options: list[tuple[FixKind, Candidate]]) -> int:
+    """Predicted edits verified per round: every inplace=False flag (ranked below 0) and
+    the best ``PREDICTIONS`` + 1 of the rest."""
+    return sum(1 for _, c in options if c.rank < 0) + PREDICTIONS + 1
+
+
+def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
+    """The edit raised a plain Python error on its own line (``total.detach()`` where
+    ``total`` is still the float ``0.0``): it tells nothing about the conflict, so it does
+    not use up one of the round's tries."""
+    failed = isinstance(outcome, Failed) and outcome.kind == cls.NOT_AUTOGRAD
+    return failed and at is not None and any((s.file, s.line) == at for s in cand.sites)
+
+
+def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
+    """The patched run failed with an autograd error, a different one, later, or on
+    another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``)."""
+    if not isinstance(outcome, Failed) or outcome.kind not in _AUTOGRAD or run.error is None:
+        return False
+    return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
+
+
+def _failing_frame(run: RunResult, move: Callable[[Frame], Frame]) -> Frame | None:
+    """Where a patched run failed, innermost frame of the user's, as an original line."""
+    own = [f for f in (run.error.frames if run.error else ()) if not f[0].startswith("/")]
+    return move(own[-1]) if own else None
+
+
+def _shape(line: str) -> str:
+    """An error line as PyTorch's and the tracer's check both word it, without numbers: a
+    clone that only moves a version count (``is at version 12`` instead of ``10``) has
+    not got any further."""
+    line = re.split(r"\. Hint:| \(autograd check made by autoclone\)", line)[0]
+    return re.sub(r"\d+", "#", line.replace("torch::autograd::", "")).rstrip(".")
+
+
+def _conflict(found: Diagnosis) -> tuple[Any, ...]:
+    """What makes two diagnoses the same conflict, whatever line the run failed on."""
+    return (found.error_class, found.saved, found.mutation, found.view, found.module_built,
+            found.carry_consumer, found.previous_backward)  # fmt: skip
+
+
+def _lines(sites: list[Site]) -> int:
+    """Lines a set of edits changes: an inserted statement is a line of its own."""
+    inserted = sum(1 for s in sites if s.kind == STATEMENT)
+    return inserted + len({(s.file, s.line) for s in sites if s.kind != STATEMENT})
+
+
+def _error_gone(outcome: Outcome, original: str) -> bool:
+    """The original error went away, but some clones broke something else (the numbers,
+    or a clone turned a parameter into a non-leaf): the set holds a fixer and breakers."""
+    return isinstance(outcome, Failed) and outcome.kind not in (original, "crash", "steps")

@@ -1,0 +1,171 @@
+"""What the tracer's modules share: its records, the marks it puts on graph nodes, and
+reads of tensors, torch functions and the Python stack that never raise or change anything.
+
+Its own module so that the tracer (``autoclone.tracer``) and the reader of carried module
+state (``autoclone.carried_state``) can both use them without importing each other. Like
+them it runs inside the trial process: standard library and torch only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from autoclone.labels import Prefix
+
+Frame = tuple[str, int]
+_STAMP = "autoclone"
+_READERS = "autoclone.readers"  # (epoch, frames) of the first nodes that consumed a node
+READERS = 8  # kept per node: with that many, which lines read it is not known
+#: The tracer's own files: their frames are never the user's, even where the user's folder
+#: holds autoclone itself (``bench/dispatch_mode.py`` traces with the repository as prefix).
+_OWN_FILES = frozenset(
+    os.path.join(os.path.dirname(__file__), name)
+    for name in ("tracer.py", "trace_base.py", "carried_state.py")
+)
+
+#: Ops whose outputs are several views of one input (the multi-output view error).
+_MULTI_VIEW = frozenset({"unbind", "split", "chunk", "tensor_split", "split_with_sizes"})
+
+
+@dataclass(slots=True)
+class Saved:
+    """A tensor autograd saved for backward."""
+
+    version: int
+    storage: int
+    shape: list[int]
+    op: str
+    frames: list[Frame]
+    epoch: int
+    grad_fn: str = ""  # the node that saved it
+    producer: str = ""  # the node that made it, as PyTorch's own message names it
+
+
+@dataclass
+class Mutation:
+    """An in-place write into a storage that held saved tensors."""
+
+    storage: int
+    before: int
+    after: int
+    op: str
+    frames: list[Frame]
+    epoch: int
+    module: str = ""
+    module_frames: list[Frame] = field(default_factory=list)
+    through_view: bool = False  # written through a view: cloning that view loses the write
+    optimizer: bool = False  # written by an optimizer's step
+
+
+class _Holder(tuple):  # type: ignore[type-arg]
+    """What the pack hook returns: ``(detached tensor, record key, storage, tracer)``. The
+    record is released when autograd drops the holder; a tuple is built in C, and
+    ``__del__`` costs less than ``weakref.finalize``."""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        try:
+            self[3]._release(self[1], self[2])
+        except Exception:  # noqa: BLE001 - never raise from a finaliser (interpreter exit)
+            pass
+
+
+def _storage(t: torch.Tensor) -> int:
+    """Which memory a tensor uses: views and ``.data`` share it with their base, so a write
+    through any of them is a write into what was saved (a tensor with no storage: itself)."""
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return id(t)
+
+
+# What a function can do, decided once per function object from its name.
+_READ = 0  # attribute reads (``.shape``, ``.grad``, ``.data``): never write, make no node
+_PLAIN = 1  # may make graph nodes; writes only if called with ``inplace=``/``out=``
+_WRITE = 2  # may write into its arguments by name
+_MULTI = 4  # returns several views of one input (the multi-output view error)
+
+
+def _kind(func: Any) -> tuple[str, int]:
+    """The name and kind of a torch function. Only these calls can write into their
+    arguments, by PyTorch's naming rules: a trailing underscore, in-place operators,
+    item assignment (and ``inplace=``/``out=``, checked per call)."""
+    name = getattr(func, "__name__", "") or str(func)
+    if name == "__get__":
+        return name, _READ
+    kind = _PLAIN
+    if name.endswith("_") or name.startswith("__i") or name == "__setitem__":
+        kind |= _WRITE
+    if name in _MULTI_VIEW:
+        kind |= _MULTI
+    return name, kind
+
+
+def _grad_fn(value: Any) -> Any:
+    """``value.grad_fn`` without side effects: for a view made under no_grad whose base
+    was later written, merely reading ``grad_fn`` raises, and the tracer must never
+    raise where the user's script would not."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.grad_fn
+    except RuntimeError:
+        return None
+
+
+def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    """The tensors a call was given, one list or tuple deep: what it can write into."""
+    found: list[torch.Tensor] = []
+    for value in itertools.chain(args, (kwargs or {}).values()):
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(v for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
+_CALL_IMPL = torch.nn.Module._call_impl.__code__
+
+
+def _running_module() -> Any:
+    """The innermost module whose ``__call__`` is running, read from the stack."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _CALL_IMPL:
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
+def _in_optimizer(prefix: Prefix) -> bool:
+    """The write is an optimizer's own: a ``torch.optim`` frame comes before any frame of
+    the user's. A closure passed to ``step`` (Lightning's automatic optimization runs
+    ``training_step`` and ``backward`` inside ``optimizer.step(closure)``) writes as the
+    user's code, from the user's lines."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(prefix) and filename not in _OWN_FILES:
+            return False
+        if "/torch/optim/" in filename.replace("\\", "/"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _user_frame(prefix: Prefix) -> Any:
+    """The innermost frame in the user's own files, past the tracer's own: the one whose
+    locals can name a module (``autoclone.carried_state``)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_code.co_filename.startswith(prefix) and frame.f_code.co_filename not in _OWN_FILES
+    ):
+        frame = frame.f_back
+    return frame
