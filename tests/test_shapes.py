@@ -13,11 +13,11 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _warm import WarmPython
 
 from autoclone.repair import repair
 from autoclone.session import Options
@@ -50,22 +50,22 @@ CASES = [
 ]
 
 
-def _run(folder: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "input.py"], cwd=folder, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+def _run(folder: Path, warm: WarmPython) -> subprocess.CompletedProcess[str]:
+    """``python input.py`` in ``folder``, forked from the warm interpreter."""
+    return warm.run(["input.py"], cwd=folder, timeout=120)
 
 
 @pytest.mark.parametrize(("case", "shape"), CASES, ids=[f"{c}-{s}" for c, s in CASES])
 def test_a_fixture_in_another_shape_gets_a_patch_with_the_experts_numbers(
-    case: str, shape: str, tmp_path: Path
+    case: str, shape: str, tmp_path: Path, warm_python: WarmPython
 ) -> None:
     moved = BENCH.variant(ROOT / "fixtures" / case, BENCH.TRANSFORMS[shape], tmp_path / "case")
     assert moved is not None, "the transform applies to this fixture"
     expert = tmp_path / "expert"
     shutil.copytree(moved, expert, ignore=shutil.ignore_patterns("expert", "expected.json"))
     shutil.copytree(moved / "expert", expert, dirs_exist_ok=True)
-    original = _run(_original_expert(case, tmp_path))
-    wanted = _run(expert)
+    original = _run(_original_expert(case, tmp_path), warm_python)
+    wanted = _run(expert, warm_python)
     assert wanted.returncode == 0 and wanted.stdout == original.stdout, "same program"
     shutil.rmtree(moved / "expert")
     (moved / "expected.json").unlink()
@@ -74,7 +74,7 @@ def test_a_fixture_in_another_shape_gets_a_patch_with_the_experts_numbers(
     applied = subprocess.run(["git", "apply", "-"], input=report.patch, cwd=moved, text=True,
                              capture_output=True)  # fmt: skip
     assert applied.returncode == 0, applied.stderr
-    patched = _run(moved)
+    patched = _run(moved, warm_python)
     assert patched.returncode == 0 and patched.stdout == wanted.stdout, patched.stderr[-500:]
 
 
