@@ -305,8 +305,13 @@ class _Repair:
         # the optimizers this conflict's calls reached, the failing one's too, as traced here
         # a conflict cured by a cut: the earlier edits' judges let it take optimizers out
         # of a call (``oracle.compare``)
+        # the calls a cut at this conflict must leave alone are those the patched script
+        # completed: an earlier edit may have changed the original's on purpose (a detached
+        # advantage no longer trains the critic through the actor's loss)
+        done = traced.backward
         ctx = self._context({**deeper.ctx.evidence, "call_reach": traced.call_reach,
-                             "cut": kinds[0].reference != SAME_NUMBERS})  # fmt: skip
+                             "cut": kinds[0].reference != SAME_NUMBERS, "before": done,
+                             "completed": (traced.losses[:done], traced.grads[:done])})  # fmt: skip
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper

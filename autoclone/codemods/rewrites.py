@@ -90,6 +90,16 @@ def detach_after(
                 assigned=name, after=line)  # fmt: skip
 
 
+def detach_before(file: str, line: int, indent: str, name: str) -> Site:
+    """``name = name.detach()`` on a line of its own just before ``line`` (a loop that
+    carries ``name`` from one call of its function into the next)."""
+    start = (line, len(indent))
+    return Site(id=f"{file}:{line}:0:detach_before:{name}", file=file, line=line,
+                col=len(indent), kind=STATEMENT, target=name, code=f"{name} = {name}.detach()",
+                start=start, end=start, depth=0, own_line=True, indent=indent, fix=DETACH,
+                assigned=name)  # fmt: skip
+
+
 def _detached(name: str, *, many: bool, maybe_none: bool) -> str:
     each = "t" if name == "h" else "h"
     value = f"tuple({each}.detach() for {each} in {name})" if many else f"{name}.detach()"

@@ -20,6 +20,7 @@ from autoclone.codemods.rewrites import (
     as_optional_tuple_detach,
     as_tuple_detach,
     detach_after,
+    detach_before,
 )
 from autoclone.codemods.sites import (
     ARG,
@@ -111,6 +112,33 @@ def _after_backward_sets(
     text = lines[line - 1]
     each = [detach_after(file, line, text, name, many=many) for name in names]
     return ([each] if len(each) > 1 else []) + [[site] for site in each]
+
+
+def _loop_entry_sets(
+    found: Diagnosis, frames: Sequence[Frame], sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[list[Site | None]]:
+    """A state kept on ``self`` that a loop carries from one call of its function into the
+    next, where the backward call is in another function (a rollout collected by one
+    method, backpropagated by another): detached just before the loop, so each call's
+    passes keep their graph to the state (backpropagation through the rollout) and the
+    next call starts from the values. A cut at each read would truncate every pass."""
+    call = found.previous_backward or found.failing
+    for file, line in reversed(frames):
+        text = texts.get(file, "")
+        loop = innermost(text, line, LOOPS) if text and call is not None else None
+        if call is None or not isinstance(loop, LOOPS):
+            continue
+        if call[0] == file and scope_of(text, call[1]) == scope_of(text, line):
+            return []  # the loop itself calls backward: cut right after it
+        made = {n for f, at in found.producer_frames if f == file for n in stored(text, at, at)}
+        names = [n for n in _carried((file, line), sites, text)
+                 if n.startswith("self.") and n in made]  # fmt: skip
+        each: list[Site | None] = [
+            detach_before(file, loop.lineno, " " * loop.col_offset, n) for n in names
+        ]
+        if each:
+            return ([each] if len(each) > 1 else []) + [[site] for site in each]
+    return []
 
 
 def _attribute_store_sets(
@@ -212,6 +240,7 @@ def detach_candidates(
     ]  # the program's own cut, completed: first
     sets += _module_state_sets(found, texts)
     sets += _after_backward_sets(found, frames, sites, texts)
+    sets += _loop_entry_sets(found, frames, sites, texts)
     sets += _attribute_store_sets(found, sites, texts)
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
