@@ -4,6 +4,7 @@ that holds its statement, whether it runs in a constructor."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,3 +67,28 @@ def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:
     """The older graph was built in an ``__init__``: the detach kinds step aside."""
     made = found.carry_producer
     return made is not None and in_constructor(ctx.texts.get(made[0], ""), made[1])
+
+
+def assigned_pairs(node: ast.AST | None) -> list[tuple[ast.expr, ast.expr]]:
+    """``(target, value)`` of an assignment of one target, element by element where both
+    sides are tuples (``self.memory, n = feats[:k], k``); none for anything else."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return []
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+        return list(zip(target.elts, value.elts, strict=False))
+    return [(target, value)]
+
+
+Store = tuple[str, str, ast.expr, ast.expr]  # file, its text, target, value
+
+
+def stores_made_at(found: Diagnosis, texts: Mapping[str, str]) -> list[Store]:
+    """``(file, text, target, value)`` of each assignment on a line that made the carried
+    graph: where a value is stored, to be cut there."""
+    out = []
+    for file, number in found.producer_frames:
+        text = texts.get(file, "")
+        node = innermost(text, number, (ast.Assign,)) if text else None
+        out += [(file, text, target, value) for target, value in assigned_pairs(node)]
+    return out

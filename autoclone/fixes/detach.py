@@ -34,7 +34,14 @@ from autoclone.codemods.sites import (
     Site,
 )
 from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost, lines_of, made_in_constructor
+from autoclone.fixes._ast import (
+    FUNCTIONS,
+    LOOPS,
+    innermost,
+    lines_of,
+    made_in_constructor,
+    stores_made_at,
+)
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -157,19 +164,10 @@ def _attribute_store_sets(
     if not line:
         return []
     out: list[list[Site | None]] = []
-    for file, number in found.producer_frames:
-        text = texts.get(file, "")
-        node = innermost(text, number, (ast.Assign,)) if text else None
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-            continue
-        target, value = node.targets[0], node.value
-        pairs = [(target, value)]
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
-            pairs = list(zip(target.elts, value.elts, strict=False))
-        for name, made in pairs:
-            attribute = ast.unparse(name) if isinstance(name, ast.Attribute) else ""
-            if attribute and re.search(rf"\b{re.escape(attribute)}\b", line):
-                out.append([detach_at(file, text, made)])
+    for file, text, name, made in stores_made_at(found, texts):
+        attribute = ast.unparse(name) if isinstance(name, ast.Attribute) else ""
+        if attribute and re.search(rf"\b{re.escape(attribute)}\b", line):
+            out.append([detach_at(file, text, made)])
     return out
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import innermost
+from autoclone.fixes._ast import stores_made_at
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.detach import detach_at
 
@@ -38,20 +38,11 @@ def buffer_stores(found: Diagnosis, ctx: Context) -> list[Site]:
     """The values stored into a registered buffer on the lines that made the carried
     graph (one element of a tuple assignment too), detached."""
     out: list[Site] = []
-    for file, number in found.producer_frames:
-        text = ctx.texts.get(file, "")
-        node = innermost(text, number, (ast.Assign,)) if text else None
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+    for file, text, stored, made in stores_made_at(found, ctx.texts):
+        if not isinstance(stored, ast.Attribute) or ast.unparse(stored.value) != "self":
             continue
-        target, value = node.targets[0], node.value
-        pairs = [(target, value)]
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
-            pairs = list(zip(target.elts, value.elts, strict=False))
-        for stored, made in pairs:
-            if not isinstance(stored, ast.Attribute) or ast.unparse(stored.value) != "self":
-                continue
-            if _registered(stored.attr, ctx.texts):
-                out.append(detach_at(file, text, made))
+        if _registered(stored.attr, ctx.texts):
+            out.append(detach_at(file, text, made))
     return list({s.id: s for s in out}.values())
 
 

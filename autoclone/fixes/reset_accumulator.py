@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS, LOOPS
+from autoclone.fixes._ast import FUNCTIONS, LOOPS, assigned_pairs
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "reset_accumulator"
@@ -61,13 +61,9 @@ def _start(scope: ast.AST, before: int, name: str, text: str) -> str:
     of a tuple assignment too), as the program wrote it; "" if none."""
     found = ""
     for node in ast.walk(scope):
-        if not isinstance(node, ast.Assign) or node.lineno >= before or len(node.targets) != 1:
+        if not isinstance(node, ast.Assign) or node.lineno >= before:
             continue
-        target, value = node.targets[0], node.value
-        pairs = [(target, value)]
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
-            pairs = list(zip(target.elts, value.elts, strict=False))
-        for t, v in pairs:
+        for t, v in assigned_pairs(node):
             if ast.unparse(t) == name and isinstance(v, ast.Constant):
                 found = ast.get_source_segment(text, v) or found
     return found
