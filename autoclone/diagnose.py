@@ -15,6 +15,7 @@ from typing import Any
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import ARG, INPLACE, OPERAND, OUT_OF_PLACE, SUBSCRIPT, Site
+from autoclone.parsed import parsed
 from autoclone.trial import RunResult
 
 Frame = tuple[str, int]
@@ -227,7 +228,7 @@ def _made_first(made: Sequence[Any], read: Sequence[Any], own: Collection[str]) 
 def _function_of(text: str, line: int) -> int:
     """The first line of the innermost function around ``line`` (0: the module)."""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return -1
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -238,7 +239,7 @@ def _function_of(text: str, line: int) -> int:
 
 def _in_loop(text: str, line: int) -> bool:
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return False
     return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While))

@@ -7,6 +7,8 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from autoclone.parsed import parsed
+
 if TYPE_CHECKING:
     from autoclone.diagnose import Diagnosis
     from autoclone.fixes.base import Context
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
 def innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
     """The innermost node of one of ``kinds`` whose lines contain ``line``."""
     best: ast.AST | None = None
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, kinds):
             start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
             if start <= line <= end and (best is None or start > best.lineno):  # type: ignore[attr-defined]

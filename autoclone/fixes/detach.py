@@ -43,6 +43,7 @@ from autoclone.fixes._ast import (
     stores_made_at,
 )
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.parsed import parsed
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
 _BUILDS_LSTM = re.compile(r"\bLSTM(Cell)?\(")
@@ -269,7 +270,7 @@ def stored(text: str, first: int, last: int) -> set[str]:
     """Names (and ``self.x`` attributes) that statements on lines ``first..last`` bind:
     assignments of any form, loop targets, ``with ... as``."""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return set()
     out = set()
@@ -295,7 +296,7 @@ def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]
     file = frame[0]
     text = texts.get(file, "")
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return []
     carried = set(_carried(frame, sites, text))

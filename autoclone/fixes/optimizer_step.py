@@ -28,6 +28,7 @@ from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import LOOPS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 KIND_NAME = "optimizer_step"
 _BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
@@ -67,7 +68,7 @@ def refreshed(found: Diagnosis, ctx: Context) -> list[Site]:
     file, step = found.mutation
     text = ctx.texts.get(file, "")
     loss = _BACKWARD.match(ctx.line(*found.failing))
-    tree = ast.parse(text)
+    tree = parsed(text)
     held = holding(tree, step) if loss else None
     if held is None or loss is None:
         return []

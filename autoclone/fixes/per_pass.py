@@ -23,6 +23,7 @@ from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import LOOPS, holding, innermost
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 KIND_NAME = "per_pass"
 
@@ -50,7 +51,7 @@ def moved_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     file, line = outer
     text = ctx.texts.get(file, "")
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return []
     loop_line = getattr(innermost(text, line, LOOPS), "lineno", 0)

@@ -28,6 +28,7 @@ from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import made_in_constructor
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 KIND_NAME = "recompute"
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
@@ -99,7 +100,7 @@ def movable_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     made = found.carry_producer
     text = ctx.texts.get(made[0], "") if made else ""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return []
     where_ = _init_of(tree, made[1]) if made else None

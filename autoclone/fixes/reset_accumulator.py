@@ -26,6 +26,7 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.fixes._ast import FUNCTIONS, LOOPS, assigned_pairs
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import parsed, project_trees
 
 KIND_NAME = "reset_accumulator"
 _ROOT = re.compile(r"^\s*(?P<n>[A-Za-z_]\w*(\.[A-Za-z_]\w*)?)\.backward\(")
@@ -76,11 +77,8 @@ def _caller_start(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, ctx: Co
     params = [a.arg for a in fn.args.args]
     if name not in params:
         return ""
-    for text in ctx.texts.values():
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for file, tree in project_trees(ctx.texts).items():
+        text = ctx.texts[file]
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
             passed = _passed(call, fn.name, params, name)
             if passed:
@@ -117,7 +115,7 @@ def reset_site(found: Diagnosis, ctx: Context) -> Site | None:
         return None
     file, name, text = call[0], match["n"], ctx.texts.get(call[0], "")
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except SyntaxError:
         return None
     chain = _containing(tree, call[1])

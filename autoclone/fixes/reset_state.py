@@ -25,21 +25,12 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.fixes._ast import FUNCTIONS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import project_trees
 
 KIND_NAME = "reset_state"
 _RESETS = ("reset", "reset_state", "reset_states", "reset_hidden", "init_hidden")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _LIBRARIES = ("torch.", "F.", "nn.", "np.", "math.", "self.__class__")
-
-
-def _trees(ctx: Context) -> dict[str, ast.Module]:
-    out = {}
-    for file, text in ctx.texts.items():
-        try:
-            out[file] = ast.parse(text)
-        except SyntaxError:
-            continue
-    return out
 
 
 def _reset_method(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0) -> str:
@@ -89,7 +80,7 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     calls an instance of a project class with an unused reset method: the model as the loop
     holds it, whether it is ``model``, ``self.model`` or a ``train_step`` argument."""
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
-    trees = _trees(ctx)
+    trees = project_trees(ctx.texts)
     nodes = (n for t in trees.values() for n in ast.walk(t))
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
     everything = "\n".join(ctx.texts.values())

@@ -22,6 +22,7 @@ from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 
 def _chain(node: ast.expr, row: str) -> list[str] | None:
@@ -68,7 +69,7 @@ def _replace_lines(
 
 def stack_rewrite(file: str, text: str, line: int) -> Site | None:
     """The rewrite of the one-statement ``for`` loop whose body is ``line``."""
-    loops = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.For)
+    loops = [n for n in ast.walk(parsed(text)) if isinstance(n, ast.For)
              and len(n.body) == 1 and n.body[0].lineno == line and not n.orelse]  # fmt: skip
     if not loops or not imports_torch(text):
         return None
