@@ -15,7 +15,7 @@ from typing import Any
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import ARG, INPLACE, OPERAND, OUT_OF_PLACE, SUBSCRIPT, Site
-from autoclone.parsed import parsed
+from autoclone.parsed import innermost
 from autoclone.trial import RunResult
 
 Frame = tuple[str, int]
@@ -228,23 +228,17 @@ def _made_first(made: Sequence[Any], read: Sequence[Any], own: Collection[str]) 
 def _function_of(text: str, line: int) -> int:
     """The first line of the innermost function around ``line`` (0: the module)."""
     try:
-        tree = parsed(text)
+        node = innermost(text, line, (ast.FunctionDef, ast.AsyncFunctionDef))
     except SyntaxError:
         return -1
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-    spans = [n.lineno for n in ast.walk(tree) if isinstance(n, functions)
-             and n.lineno <= line <= (n.end_lineno or n.lineno)]  # fmt: skip
-    return max(spans, default=0)
+    return getattr(node, "lineno", 0)
 
 
 def _in_loop(text: str, line: int) -> bool:
     try:
-        tree = parsed(text)
+        return innermost(text, line, (ast.For, ast.AsyncFor, ast.While)) is not None
     except SyntaxError:
         return False
-    return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While))
-               and node.lineno <= line <= (node.end_lineno or node.lineno)
-               for node in ast.walk(tree))  # fmt: skip
 
 
 def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:

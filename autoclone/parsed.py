@@ -1,6 +1,6 @@
-"""The project's texts parsed once: every fix kind and the diagnosis ask where a line
-sits (its loop, its function, the assignment on it) many times a repair, for the same
-few files; each question parsed the whole file again.
+"""The project's texts parsed once, and the innermost node around a line: every fix kind
+and the diagnosis ask where a line sits (its loop, its function, the assignment on it)
+many times a repair, for the same few files; each question parsed the whole file again.
 
 The trees are shared: callers read them (``ast.walk``), never change them.
 """
@@ -27,3 +27,14 @@ def project_trees(texts: Mapping[str, str]) -> dict[str, ast.Module]:
         except SyntaxError:
             continue
     return out
+
+
+def innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
+    """The innermost node of one of ``kinds`` whose lines contain ``line``."""
+    best: ast.AST | None = None
+    for node in ast.walk(parsed(source)):
+        if isinstance(node, kinds):
+            start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+            if start <= line <= end and (best is None or start > best.lineno):  # type: ignore[attr-defined]
+                best = node
+    return best

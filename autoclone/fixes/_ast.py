@@ -7,22 +7,11 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from autoclone.parsed import parsed
+from autoclone.parsed import innermost
 
 if TYPE_CHECKING:
     from autoclone.diagnose import Diagnosis
     from autoclone.fixes.base import Context
-
-
-def innermost(source: str, line: int, kinds: tuple[type[ast.AST], ...]) -> ast.AST | None:
-    """The innermost node of one of ``kinds`` whose lines contain ``line``."""
-    best: ast.AST | None = None
-    for node in ast.walk(parsed(source)):
-        if isinstance(node, kinds):
-            start, end = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-            if start <= line <= end and (best is None or start > best.lineno):  # type: ignore[attr-defined]
-                best = node
-    return best
 
 
 def lines_of(node: ast.AST | None) -> tuple[int, int]:
