@@ -119,6 +119,11 @@ def _after_backward_sets(
     many = lstm and len(names) == 1  # an LSTM's state in one variable is the pair (h, c)
     text = lines[line - 1]
     each = [detach_after(file, line, text, name, many=many) for name in names]
+    return _together_then_each(each)
+
+
+def _together_then_each(each: list[Site | None]) -> list[list[Site | None]]:
+    """Several carried names cut at once first (a state of several tensors), then each."""
     return ([each] if len(each) > 1 else []) + [[site] for site in each]
 
 
@@ -145,7 +150,7 @@ def _loop_entry_sets(
             detach_before(file, loop.lineno, " " * loop.col_offset, n) for n in names
         ]
         if each:
-            return ([each] if len(each) > 1 else []) + [[site] for site in each]
+            return _together_then_each(each)
     return []
 
 
