@@ -295,7 +295,10 @@ class _Repair:
         traced = self.runner.run(spec)
         if traced.error is None:
             return None
-        found = relabel(diagnose(traced, self.project.sources), self._original_lines(verified))
+        # the traced lines are the patched files' lines: read them there, then move them
+        texts = {rel: replace(src, text=verified.patched.get(rel, src.text))
+                 for rel, src in self.project.sources.items()}  # fmt: skip
+        found = relabel(diagnose(traced, texts), self._original_lines(verified))
         kinds = fixes.applicable(found, goal.ctx)
         if not kinds or not self._moved_on(found, traced, point):
             return None

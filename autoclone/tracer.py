@@ -43,6 +43,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from autoclone import freed
 from autoclone.carried_state import stale_module_state
 from autoclone.labels import Prefix
 from autoclone.trace_base import (
@@ -362,33 +363,30 @@ class Tracer:
 
     def carry(self, roots: list[Any]) -> dict[str, Any] | None:
         """The edge where this backward call reaches into an earlier iteration's graph:
-        a node made now consuming a value made before the last backward call. Nodes made
-        inside a C++ op carry no mark of their own and inherit their consumer's."""
-        queue = [(_grad_fn(t), None) for t in roots if _grad_fn(t) is not None]
-        seen: set[int] = set()
-        while queue:
-            node, inherited = queue.pop(0)
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stamp = node.metadata.get(_STAMP) or inherited
-            for child, _ in node.next_functions:
-                if child is None or type(child).__name__ == "AccumulateGrad":
-                    continue
-                old = child.metadata.get(_STAMP)
-                if stamp and old and old[0] < stamp[0]:
-                    readers = child.metadata.get(_READERS, [])
-                    return {"consumer_frames": stamp[1], "producer_frames": old[1],
-                            "consumer_epoch": stamp[0], "producer_epoch": old[0],
-                            "readers": [{"epoch": e, "frames": f} for e, f in readers],
-                            "all_readers": len(readers) < READERS,
-                            # the line that made the old value made one again this pass:
-                            # the pass remakes what it reads from the last (a carry)
-                            "made_again": bool(old[1])
-                            and self.made_at.get(old[1][0]) == stamp[0],
-                            "node": type(node).__name__}  # fmt: skip
-                queue.append((child, stamp))
-        return None
+        a node made now consuming a value made before the last backward call. Of several,
+        the first met that reaches back to the pass whose graph an earlier call freed (as
+        marked when this call started): an advantage made before the actor's backward
+        call and read by the critic's is met first, but the freed graph is the previous
+        rollout's, reached through the critic's carried state; a loss total's chain and
+        the loss it adds lead back to the same pass, and the chain, met first, is the carry."""
+        met = []
+        for edge in freed.stale_edges([_grad_fn(t) for t in roots if _grad_fn(t) is not None]):
+            met.append(edge)
+            if freed.freed(edge[2], self.epoch):
+                pass_freed = edge[3][0]
+                return self._edge(*next(e for e in met if e[3][0] <= pass_freed))
+        return self._edge(*met[0]) if met else None
+
+    def _edge(self, node: Any, stamp: Any, child: Any, old: Any) -> dict[str, Any]:
+        readers = child.metadata.get(_READERS, [])
+        return {"consumer_frames": stamp[1], "producer_frames": old[1],
+                "consumer_epoch": stamp[0], "producer_epoch": old[0],
+                "readers": [{"epoch": e, "frames": f} for e, f in readers],
+                "all_readers": len(readers) < READERS,
+                # the line that made the old value made one again this pass:
+                # the pass remakes what it reads from the last (a carry)
+                "made_again": bool(old[1]) and self.made_at.get(old[1][0]) == stamp[0],
+                "node": type(node).__name__}  # fmt: skip
 
     def backward_started(self, roots: list[Any]) -> None:
         """Note where the loss was made: the first node of its graph made on another line
@@ -397,6 +395,7 @@ class Tracer:
         self.in_backward = True
         here = self.frames()[:1]
         queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
+        freed.mark(queue, self.epoch)  # before this call frees what it runs
         seen = 0
         while queue and seen < 64:
             node, seen = queue.pop(0), seen + 1
@@ -455,8 +454,11 @@ class Tracer:
         """A write autograd refused eagerly: where, by which library module if one wrote
         (``nn.ReLU(inplace=True)`` after a hooked layer), and the view's origin if known."""
         module = _running_module()
-        mutation = {"frames": self.frames(), "epoch": self.epoch,
-                    "module_frames": self.modules.get(id(module), []) if module else []}
+        mutation = {
+            "frames": self.frames(),
+            "epoch": self.epoch,
+            "module_frames": self.modules.get(id(module), []) if module else [],
+        }
         for t in _tensors(args, {}):
             entry = self.views.get(id(t))
             if entry is not None and entry[0]() is t:

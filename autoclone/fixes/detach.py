@@ -100,7 +100,7 @@ def _after_backward_sets(
     """The carried variables detached right after the backward call, tried first: that
     cuts the graph exactly at backward boundaries. A cut at every read would also cut
     between micro-steps of gradient accumulation, silently training on less data."""
-    call = found.previous_backward or found.failing
+    call = _end_of_pass(found, texts)
     if call is None:
         return []
     file, line = call
@@ -114,12 +114,34 @@ def _after_backward_sets(
         return []
     updated = [s.target for s in sites if (s.file, s.line) == outer
                and s.fix == OUT_OF_PLACE and s.kind == STATEMENT]  # fmt: skip
-    names = list(dict.fromkeys(_carried(outer, sites, texts[file]) + updated))
+    names = _made_first_names(
+        found, file, texts[file], list(dict.fromkeys(_carried(outer, sites, texts[file]) + updated))
+    )
     lstm = any(s.kind == ASSIGN and _BUILDS_LSTM.search(s.target) for s in sites)
     many = lstm and len(names) == 1  # an LSTM's state in one variable is the pair (h, c)
     text = lines[line - 1]
     each = [detach_after(file, line, text, name, many=many) for name in names]
     return _together_then_each(each)
+
+
+def _end_of_pass(found: Diagnosis, texts: Mapping[str, str]) -> Frame | None:
+    """The backward call after which a pass's carried state is cut: the previous call, or
+    the failing one where both are in one body and it comes later (an actor's backward
+    call, then the critic's whose graph held the state: after the critic's)."""
+    before, failing = found.previous_backward, found.failing
+    if before is None or failing is None or before[0] != failing[0]:
+        return before or failing
+    text = texts.get(failing[0], "")
+    same = bool(text) and scope_of(text, before[1]) == scope_of(text, failing[1])
+    return failing if same and failing[1] > before[1] else before
+
+
+def _made_first_names(found: Diagnosis, file: str, text: str, names: list[str]) -> list[str]:
+    """Of the names the consuming line carries, those the older graph's own line stores
+    (``h``, not the observation ``state`` that also runs on from pass to pass without a
+    graph), when the producer is a line of this file that stores one of them."""
+    made = {n for f, at in found.producer_frames if f == file for n in stored(text, at, at)}
+    return [n for n in names if n in made] or names
 
 
 def _together_then_each(each: list[Site | None]) -> list[list[Site | None]]:

@@ -1,0 +1,92 @@
+"""Which of the older graphs a backward call reaches did an earlier call free.
+
+A backward call that reaches into graphs built before the last call crosses "stale
+edges": a node made now consuming a node made earlier. Not every such edge is the
+carry. An advantage made before the actor's backward call, detached in the actor's
+loss and read by the critic's, is older than the critic's loss, yet nothing freed it;
+the critic's hidden state carried from the previous rollout is the graph that was
+freed. Whether a region was freed can be read from its nodes (``node._saved_self``
+raises once an earlier call released it), but only before the call runs: the call
+releases what it executes before it meets the freed node. So the tracer marks each
+stale edge's older region when a call starts, and names the carry after it failed.
+Runs inside the trial process, like the tracer: standard library and torch only.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from autoclone.trace_base import _STAMP
+
+_FREED = "autoclone.freed"  # (epoch of the call that looked, whether the region was freed)
+#: Nodes of the older region read per stale edge, and of the whole graph per call.
+REGION, GRAPH = 256, 20_000
+_SAVED: dict[type, tuple[str, ...]] = {}  # the ``_saved_*`` attributes of each node type
+
+
+def stale_edges(roots: list[Any], budget: int = GRAPH) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """(consumer node, its stamp, older node, the older node's stamp) for each edge where
+    the graph of ``roots`` reaches a node made before its consumer, breadth first (nodes
+    made inside a C++ op carry no stamp of their own and inherit their consumer's)."""
+    queue = deque((node, None) for node in roots)
+    seen: set[int] = set()
+    while queue and len(seen) < budget:
+        node, inherited = queue.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stamp = node.metadata.get(_STAMP) or inherited
+        for child, _ in node.next_functions:
+            if child is None or type(child).__name__ == "AccumulateGrad":
+                continue
+            old = child.metadata.get(_STAMP)
+            if stamp and old and old[0] < stamp[0]:
+                yield node, stamp, child, old
+            queue.append((child, stamp))
+
+
+def mark(roots: list[Any], epoch: int) -> None:
+    """Before backward call ``epoch`` runs: note on each older node its graph reaches
+    whether an earlier call freed the region made with it."""
+    for _, _, child, old in stale_edges(roots):
+        if child.metadata.get(_FREED, (None,))[0] != epoch:
+            child.metadata[_FREED] = (epoch, _region_freed(child, old[0]))
+
+
+def freed(node: Any, epoch: int) -> bool | None:
+    """Whether ``node``'s region was freed before call ``epoch`` ran; None if not marked."""
+    found = node.metadata.get(_FREED)
+    return found[1] if found is not None and found[0] == epoch else None
+
+
+def _region_freed(start: Any, epoch: int) -> bool:
+    """A node made with ``start`` (same stamp epoch, or none) holds released buffers."""
+    queue, seen = deque([start]), set()
+    while queue and len(seen) < REGION:
+        node = queue.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if _released(node):
+            return True
+        for child, _ in node.next_functions:
+            stamp = None if child is None else child.metadata.get(_STAMP)
+            if child is not None and (stamp is None or stamp[0] == epoch):
+                queue.append(child)
+    return False
+
+
+def _released(node: Any) -> bool:
+    names = _SAVED.get(type(node))
+    if names is None:
+        names = _SAVED[type(node)] = tuple(a for a in dir(node) if a.startswith("_saved_"))
+    try:
+        for name in names:
+            getattr(node, name)
+        if hasattr(node, "saved_tensors"):  # a custom autograd.Function's node
+            node.saved_tensors  # noqa: B018
+    except RuntimeError as exc:  # freed, not a saved tensor written since (also raises)
+        return "freed" in str(exc)
+    return False
