@@ -1,0 +1,1 @@
+"""tagger: streaming (left-context) sequence tagger with a small self-attention encoder."""

@@ -1,0 +1,1 @@
+"""probe: tabular MLP with hook-based noise injection and activation-sparsity regularisation."""
