@@ -56,6 +56,9 @@ RETAIN_REFERENCE = "retain_reference"
 #: view of one) done as a plain data write, as under ``torch.no_grad()``: what a script
 #: that edits weights by hand meant, computed without knowing which edit would say so
 LEAF_DATA = "leaf_data"
+#: Plain, with the target of every loss ``autoclone.labels`` watches detached where the
+#: loss takes it: what a script whose targets are constants computes
+CONSTANT_TARGETS = "constant_targets"
 
 #: Backward calls whose reach and following optimizer steps are recorded
 _CALLS = 256
@@ -486,8 +489,11 @@ def main() -> None:
         from autoclone.tracer import install
 
         state.tracer = install(own)
+        state.labels.probe = state.tracer.note_target
         state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
         state.tracer.copy_on_write = state.past > 0
+    elif mode == CONSTANT_TARGETS:
+        state.labels.constant = True
     elif mode == RETAIN_REFERENCE:
         from autoclone import leaks
 

@@ -86,6 +86,11 @@ class Diagnosis:
     #: that called backward (``state_at``) reaches it
     module_state: str = ""
     state_at: Frame | None = None
+    #: The loss whose target alone reaches the saved tensor (guessed labels averaged in
+    #: place, then the target of ``mse_loss``): the write conflicts only because autograd
+    #: differentiates a target
+    target_of: Frame | None = None
+    target_loss: str = ""  # ... and its name (``mse_loss``)
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -102,7 +107,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 _FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
            "carry_producer", "previous_backward", "view", "state_at", "first_read",
-           "again_read")  # fmt: skip
+           "again_read", "target_of")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -312,6 +317,8 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "saved_epoch": saved.get("epoch"),
         "optimizer_step": bool(mutation.get("optimizer")),
         "evidence": "tracer",
+        "target_of": _first_own(traced.get("target_of_frames"), own),
+        "target_loss": traced.get("target_loss", ""),
     }
 
 
@@ -385,6 +392,18 @@ def _reading_frame(d: Diagnosis, lines: Mapping[str, list[str]]) -> Frame | None
     if d.backward_by is not None:  # the loop is the framework's: the read is the user's line
         return d.carry_consumer
     return d.carry_frames[-1] if d.carry_frames else d.carry_consumer
+
+
+def target_refusal(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+    """Why a conflict on a loss's target gets no patch, and what a person would do."""
+    return (
+        f"the failing backward call reaches the tensor saved at {where(d.saved, lines)} only "
+        f"through the target of the loss at {where(d.target_of, lines)}; a target is a "
+        "constant by convention, so the usual cure is to compute it under torch.no_grad() (or "
+        ".detach() it where it is made), which changes what is trained; an out-of-place "
+        "write or a clone would keep the numbers but train the model to move its own "
+        "targets, so autoclone leaves the choice to you"
+    )
 
 
 def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 #: The user's files as ``str.startswith`` takes them: one folder, or several
@@ -36,6 +36,10 @@ LABEL_LOSSES = (
     "poisson_nll_loss",
 )
 
+#: Losses whose ``target`` may be an output (two views of one batch), watched only for
+#: the tracer's probe: where a target's graph holds what the failing backward call needs.
+REGRESSION_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+
 Frame = tuple[str, int]
 
 
@@ -45,6 +49,9 @@ class Seen:
     def __init__(self, prefix: Prefix) -> None:
         self.prefix = prefix
         self.lines: list[Frame] = []
+        #: the tracer's ``note_target(input, target, loss name)``, in traced runs
+        self.probe: Callable[[Any, Any, str], None] | None = None
+        self.constant = False  # every target detached where the loss takes it (a reference)
 
     def note(self) -> None:
         frame: Any = sys._getframe(2)
@@ -64,19 +71,24 @@ def install(prefix: Prefix) -> Seen:
     import torch.nn.functional as F  # noqa: N812
 
     seen = Seen(prefix)
-    for name in LABEL_LOSSES:
+    for name in LABEL_LOSSES + REGRESSION_LOSSES:
         original = getattr(F, name, None)
         if original is not None:
-            setattr(F, name, _watched(original, seen, torch))
+            setattr(F, name, _watched(original, seen, torch, name in LABEL_LOSSES))
     return seen
 
 
-def _watched(original: Any, seen: Seen, torch: Any) -> Any:
+def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:
     @functools.wraps(original)
     def loss(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
         if (isinstance(target, torch.Tensor) and target.requires_grad
                 and torch.is_grad_enabled()):  # fmt: skip
-            seen.note()
+            if label:
+                seen.note()
+            if seen.probe is not None:
+                seen.probe(input, target, original.__name__)
+            if seen.constant:
+                target = target.detach()
         return original(input, target, *args, **kwargs)
 
     return loss

@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autoclone import classify as cls
+from autoclone.child import CONSTANT_TARGETS as CONSTANT_TARGETS_MODE
 from autoclone.child import FORWARD_REFERENCE, LEAF_DATA, REFERENCE, RETAIN_REFERENCE
-from autoclone.diagnose import Diagnosis
-from autoclone.fixes.base import NONE, RETAINED
+from autoclone.diagnose import Diagnosis, target_refusal
+from autoclone.fixes.base import CONSTANT_TARGETS, NONE, RETAINED
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference
 from autoclone.oracle import RETAINED as RETAINED_NUMBERS
 from autoclone.session import Project
@@ -48,6 +49,8 @@ def compute(
         return Reference(FINITE, (), (), limit), {}
     if which == RETAINED:
         return _retained(limit, variant, runner, say)
+    if which == CONSTANT_TARGETS:
+        return _constant_targets(found, limit, variant, runner, say)
     if traced is not None and found.error_class == cls.INPLACE_VERSION:
         say("reference numbers: the traced run went on past the conflict, saved values kept")
         return traced, {}
@@ -85,6 +88,20 @@ def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str]
         # retained numbers, but a detach of the shared value is judged like every cut
         return Reference(FINITE, (), (), limit), {"retained_failed": why}
     return why, {}
+
+
+def _constant_targets(
+    found: Diagnosis, limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]
+) -> Found:
+    """The script with every watched loss's target constant: what a patch that detaches
+    the target must compute, found without the patch."""
+    say("computing reference numbers (every loss target constant)")
+    ref = runner.run(project.spec(mode=CONSTANT_TARGETS_MODE, limit=limit))
+    if ref.status in ("completed", "stopped"):
+        return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref)), {}
+    failure = ref.error.line[:200] if ref.error else ref.status
+    why = target_refusal(found, project.project.lines)
+    return f"{why} (with every loss target constant the script still fails: {failure})", {}
 
 
 def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | None]:

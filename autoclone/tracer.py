@@ -74,6 +74,22 @@ _EAGER_VIEW_ERROR = re.compile(
 )
 
 
+def _made_on(root: Any, budget: int = 4000) -> set[tuple[Frame, ...]]:
+    """The user stacks that made the nodes of a graph (as stamped)."""
+    lines: set[tuple[Frame, ...]] = set()
+    queue, seen = [root] if root is not None else [], set()
+    while queue and len(seen) < budget:
+        node = queue.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stamp = node.metadata.get(_STAMP)
+        if stamp and stamp[1]:
+            lines.add(tuple(tuple(f) for f in stamp[1]))
+        queue += [child for child, _ in node.next_functions if child is not None]
+    return lines
+
+
 class Tracer:
     """Records saves and mutations; ``diagnosis`` holds the conflict once found."""
 
@@ -128,6 +144,9 @@ class Tracer:
         self.loss_frames: list[Frame] = []
         #: The last iteration (backward calls so far) in which each line made a graph node
         self.made_at: dict[Frame, int] = {}
+        #: losses that took a target requiring grad, with the stacks only the target's graph
+        #: was made on (``note_target``)
+        self.targets: list[dict[str, Any]] = []
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 5) -> list[Frame]:
@@ -236,7 +255,30 @@ class Tracer:
             "mutation": asdict(first) if first else None,
             "epoch": self.epoch,
             "loss_frames": self.loss_frames,
+            **self._target_of(record.frames),
         }
+
+    def _target_of(self, saved: Any) -> dict[str, Any]:
+        """The frames of a loss whose target's graph alone was made where the tensor was
+        saved (the whole stack: a ``forward`` line the target net and the policy net
+        share is told apart by where each was called)."""
+        stack = tuple(tuple(f) for f in saved or ())
+        found = next((t for t in self.targets if stack in t["only"]), None)
+        if found is None:
+            return {}
+        return {"target_of_frames": found["loss_frames"], "target_loss": found["loss"]}
+
+    def note_target(self, input: Any, target: Any, loss: str) -> None:  # noqa: A002
+        """A loss took a target that requires grad: note the lines whose graph reaches the
+        loss only through its target (labels guessed by averaging predictions in place).
+        A conflict saved on such a line needs no out-of-place rewrite but a constant."""
+        if len(self.targets) >= 8:
+            return
+        only = _made_on(_grad_fn(target)) - _made_on(_grad_fn(input))
+        self._cached = None  # the loss's own line, not the last torch call's
+        frames = self.frames()
+        if only and all(t["loss_frames"][:1] != frames[:1] for t in self.targets):
+            self.targets.append({"loss_frames": frames, "only": only, "loss": loss})
 
     # -- the op watcher ------------------------------------------------------------------
     def call(self, func: Any, name: str, kind: int, args: Any, kwargs: Any) -> Any:

@@ -8,7 +8,8 @@ the expert's prints, and the patch may not change more lines than the expert's f
 full run takes minutes; the repair itself always sees the script as written. A
 ``wrong.py`` is the plausible trap (a patch that also removes the error): it must print
 different numbers, so taking it would be caught. ``notes`` lists words the report's notes
-must contain (what a patch changes that the user has to know); ``kinds`` the fix kinds of
+must contain (what a patch changes that the user has to know), ``summary`` words an
+unfixable report's reason must contain; ``kinds`` the fix kinds of
 a patch with several conflicts (``kind`` the one kind otherwise; default clone).
 ``launcher`` (``["torchrun", N]``) repairs with ``--launcher torchrun --nproc N`` and runs
 the patched and expert scripts through ``torch.distributed.run`` with N ranks (a DDP
@@ -132,6 +133,8 @@ def test_fixture(
     assert _snapshot(work) == before, "a trial wrote into the user's folder"
     if expected["status"] != "fixed":
         assert report.patch == ""
+        for words in expected.get("summary", []):  # why no patch, in the report's words
+            assert words in report.summary, (words, report.summary)
         return
     assert report.error_class == expected["error_class"]
     assert report.candidates >= expected.get("min_candidates", 0)

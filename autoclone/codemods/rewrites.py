@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from autoclone.codemods.sites import (
@@ -88,6 +89,15 @@ def detach_after(
                 col=len(indent), kind=STATEMENT, target=name, code=f"{name} = {value}",
                 start=start, end=start, depth=0, own_line=True, indent=indent, fix=DETACH,
                 assigned=name, after=line)  # fmt: skip
+
+
+def together(sites: Sequence[Site]) -> Site:
+    """Several ``name = name.detach()`` statements at one place as the one line people
+    write for a state of several tensors: ``h, c = h.detach(), c.detach()``."""
+    names, values = zip(*(site.code.split(" = ", 1) for site in sites), strict=True)
+    first = sites[0]
+    return replace(first, id="+".join(site.id for site in sites), target=", ".join(names),
+                   code=f"{', '.join(names)} = {', '.join(values)}", assigned="")  # fmt: skip
 
 
 def detach_before(file: str, line: int, indent: str, name: str) -> Site:

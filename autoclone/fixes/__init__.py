@@ -17,6 +17,7 @@ from autoclone.fixes import (
     argument_write,
     clear_list,
     clone,
+    constant_target,
     detach,
     detach_buffer,
     detach_shared,
@@ -39,6 +40,7 @@ from autoclone.session import Project
 
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
+    constant_target.KIND,
     optimizer_step.KIND,
     recompute.KIND,
     detach_target.KIND,

@@ -25,6 +25,7 @@ from autoclone.trial import RunResult
 SAME_NUMBERS = "same_numbers"
 RETAINED = "retained"  # no backward call frees its graph
 NONE = "none"  # a detach: what is differentiated changes on purpose
+CONSTANT_TARGETS = "constant_targets"  # every watched loss's target detached where taken
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from autoclone.codemods.rewrites import (
     as_tuple_detach,
     detach_after,
     detach_before,
+    together,
 )
 from autoclone.codemods.sites import (
     ARG,
@@ -145,8 +146,11 @@ def _made_first_names(found: Diagnosis, file: str, text: str, names: list[str]) 
 
 
 def _together_then_each(each: list[Site | None]) -> list[list[Site | None]]:
-    """Several carried names cut at once first (a state of several tensors), then each."""
-    return ([each] if len(each) > 1 else []) + [[site] for site in each]
+    """Several carried names cut at once first (a state of several tensors, on one line),
+    then each."""
+    sites = [site for site in each if site is not None]
+    first = [[together(sites)]] if len(sites) > 1 and len(sites) == len(each) else []
+    return first + [[site] for site in each]
 
 
 def _loop_entry_sets(
@@ -342,14 +346,17 @@ def _half_detached(frame: Frame, sites: Sequence[Site], texts: Mapping[str, str]
     return out
 
 
-def detach_at(file: str, text: str, node: ast.expr) -> Site:
-    """``.detach()`` after the expression ``node``."""
+def detach_at(file: str, text: str, node: ast.expr, how: str = "half_detached") -> Site:
+    """``.detach()`` of the whole expression ``node`` (in parentheses unless it is a name,
+    an attribute, a subscript or a call: ``(m * c + (1 - m) * x).detach()``)."""
     name = ast.get_source_segment(text, node) or ""
     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:half_detached:{name}", file=file,
+    parens = not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:{how}:{name}", file=file,
                 line=node.lineno, col=node.col_offset, kind=OPERAND, target=name,
-                code=f"{name}.detach()", start=(node.lineno, node.col_offset), end=end,
-                depth=1, fix=DETACH)  # fmt: skip
+                code=f"({name}).detach()" if parens else f"{name}.detach()",
+                start=(node.lineno, node.col_offset), end=end, depth=1, fix=DETACH,
+                parens=parens)  # fmt: skip
 
 
 def _stored_sets(

@@ -39,6 +39,14 @@ def _method_write(file: str, line: int, text: str) -> Site | None:
                 end=(line, col), depth=0, indent=match["indent"])  # fmt: skip
 
 
+def _in_a_forward(found: Diagnosis) -> bool:
+    """A leaf written while a module's ``__call__`` runs (in ``forward`` or one of its
+    hooks): a weight standardized on every forward. Under ``no_grad`` the write becomes a
+    projection of the weight, which the reference (the write done as ``.data``) computes
+    too, so the judge cannot tell it from a reparametrization the gradient flows through."""
+    return found.error_class == LEAF_INPLACE and found.module_built is not None
+
+
 class NoGrad(Kind):
     name = NO_GRAD
 
@@ -51,7 +59,7 @@ class NoGrad(Kind):
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         frame = found.mutation or found.failing
-        if frame is None:
+        if frame is None or _in_a_forward(found):
             return []
         file, line = frame
         updates = {s.line: s for s in ctx.sites
@@ -81,6 +89,28 @@ class NoGrad(Kind):
             return outcome
         shapes = ", ".join(shape_text(s) for s in sorted(run.unreached))
         return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        if not _in_a_forward(found):
+            return super().refusal(found, ctx)
+        built = where(found.module_built, ctx.lines) if found.module_built else "a module"
+        return (
+            "the leaf is written while a module's forward runs (the module built at "
+            f"{built}, or a hook of it): whether autograd should differentiate through the "
+            "write is a choice about training that autoclone leaves to you"
+        )
+
+    def advice(self, found: Diagnosis, ctx: Context) -> str:
+        if not _in_a_forward(found):
+            return ""
+        return (
+            "A weight recomputed from itself on every forward is either a reparametrization "
+            "(weight standardization, weight norm: register it with "
+            "torch.nn.utils.parametrize.register_parametrization, or compute the new weight "
+            "out of place and pass it to the functional op, and gradients flow through it) or "
+            "a projection (a max-norm constraint: with torch.no_grad(), best right after "
+            "optimizer.step(), and gradients do not)."
+        )
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
