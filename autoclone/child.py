@@ -16,6 +16,7 @@ import ast
 import builtins
 import collections
 import contextlib
+import functools
 import json
 import math
 import os
@@ -276,6 +277,24 @@ def _checksum(leaves: list[Any]) -> list[float]:
     return [total, absolute]
 
 
+def _install_grad_watch(state: _State) -> None:
+    """Tell the tracer about ``torch.autograd.grad`` calls that free their graph (a
+    derivative taken without ``create_graph`` and then read by the loss)."""
+    import torch
+
+    original = torch.autograd.grad
+
+    @functools.wraps(original)
+    def grad(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if state.tracer is not None:
+            named = dict(zip(("retain_graph", "create_graph"), args[3:5], strict=False))
+            state.tracer.grad_called({**named, **kwargs})
+        return result
+
+    torch.autograd.grad = grad
+
+
 def _install_backward_counter(state: _State) -> None:
     """Wrap the one entry point that ``Tensor.backward`` and user code both go through."""
     import torch
@@ -490,6 +509,7 @@ def main() -> None:
 
         state.tracer = install(own)
         state.labels.probe = state.tracer.note_target
+        _install_grad_watch(state)
         state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
         state.tracer.copy_on_write = state.past > 0
     elif mode == CONSTANT_TARGETS:

@@ -91,6 +91,9 @@ class Diagnosis:
     #: differentiates a target
     target_of: Frame | None = None
     target_loss: str = ""  # ... and its name (``mse_loss``)
+    #: A ``torch.autograd.grad`` call without ``create_graph`` since the last backward
+    #: call: it freed the graph the failing call runs into
+    grad_call: Frame | None = None
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -107,7 +110,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
 
 _FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
            "carry_producer", "previous_backward", "view", "state_at", "first_read",
-           "again_read", "target_of")  # fmt: skip
+           "again_read", "target_of", "grad_call")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -282,7 +285,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         if called_from is not None and not _calls_backward(previous, own):
             previous = _first_own(traced.get("previous_loss_frames"), own) or previous
         return replace(base, evidence="tracer", previous_backward=previous,
-                       stepped=bool(traced.get("stepped")))  # fmt: skip
+                       stepped=bool(traced.get("stepped")),
+                       grad_call=_first_own(traced.get("grad_frames"), own))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
         view = traced.get("view") or {}
         written = traced["mutation"]
@@ -449,7 +453,15 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             "No edit of autoclone's kinds restores a gradient there; a differentiable "
             "stand-in (softmax instead of argmax, a soft comparison) is a modelling choice."
         )
-    if d.previous_backward is not None and (d.carry_consumer is None or _within_one_iteration(d)):
+    if d.grad_call is not None:
+        parts.append(
+            f"torch.autograd.grad at {where(d.grad_call, lines)} ran without create_graph or "
+            "retain_graph, so it freed the graph it went through, and the loss reads that "
+            "graph again."
+        )
+    elif d.previous_backward is not None and (
+        d.carry_consumer is None or _within_one_iteration(d)
+    ):
         parts.append(
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
             "which frees what it saved. If both losses should train the model, add them and "

@@ -111,10 +111,18 @@ def judge(result: RunResult, reference: Reference, cut: bool = False) -> Outcome
         return _judge_finite(result)
     if reference.kind in (FIRST_LOSS, PREFIX):
         return _judge_first_loss(result, reference, cut)
-    if reference.kind == OUTPUT and result.stdout != reference.output:
+    if reference.kind == OUTPUT and not _printed_alike(result, reference):
         return Failed("numbers", "the script printed something else than the reference did")
     diff = compare(result, reference, cut)
     return Failed("numbers", diff) if diff else Passed()
+
+
+def _printed_alike(result: RunResult, reference: Reference) -> bool:
+    """The run printed what the reference did; a run that went on past the call the
+    reference stopped at (a verification run goes on for a while) printed it first."""
+    if result.stdout == reference.output:
+        return True
+    return result.backward > reference.steps and result.stdout.startswith(reference.output)
 
 
 def compare(result: RunResult, reference: Reference, cut: bool = False) -> str | None:

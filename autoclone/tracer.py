@@ -147,6 +147,8 @@ class Tracer:
         #: losses that took a target requiring grad, with the stacks only the target's graph
         #: was made on (``note_target``)
         self.targets: list[dict[str, Any]] = []
+        #: the last ``torch.autograd.grad`` call that freed its graph: (epoch, frames)
+        self.grad_freed: tuple[int, list[Frame]] | None = None
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 5) -> list[Frame]:
@@ -456,7 +458,16 @@ class Tracer:
                               "previous_backward_frames": self.backward_frames,
                               "previous_loss_frames": self.backward_loss_frames,
                               "stepped": self.steps > self.steps_at_backward}  # fmt: skip
+            if self.grad_freed is not None and self.grad_freed[0] == self.epoch:
+                self.diagnosis["grad_frames"] = self.grad_freed[1]  # since the last backward
         self._add_carry(roots, self.diagnosis)
+
+    def grad_called(self, kwargs: dict[str, Any]) -> None:
+        """``torch.autograd.grad`` ran without ``retain_graph`` or ``create_graph``: it
+        freed the graph it went through, as a backward call does."""
+        if not (kwargs.get("retain_graph") or kwargs.get("create_graph")):
+            self._cached = None
+            self.grad_freed = (self.epoch, self.frames())
 
     def conflict_passed(self, roots: list[Any]) -> None:
         """Called when a backward call went past the first conflict (copy-on-write): its

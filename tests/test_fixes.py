@@ -1,4 +1,5 @@
-"""The fix kinds' pure parts: the registry, the leak bookkeeping, the target rule.
+"""The fix kinds' pure parts: the registry, the leak bookkeeping, the target rule, where
+an edit goes (create_graph, a constant target, several names cut on one line).
 End-to-end behaviour (real torch, real runs) is in the fixtures."""
 
 from __future__ import annotations
@@ -8,7 +9,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import autoclone.fixes as fixes
+from autoclone.codemods.rewrites import detach_after, together
 from autoclone.codemods.sites import find_sites
+from autoclone.diagnose import Diagnosis
+from autoclone.fixes.constant_target import target_sites
+from autoclone.fixes.create_graph import create_graph_site
 from autoclone.fixes.detach_target import _defines
 from autoclone.leaks import _leaks_from
 
@@ -106,3 +111,49 @@ def test_the_tracers_and_pytorchs_wording_of_one_conflict_are_the_same_conflict(
     )
     other = head + "output 0 of TanhBackward0, is at version 1; expected version 0 instead."
     assert _shape(traced) == _shape(plain) != _shape(other)
+
+
+_PDE = """\
+import torch
+
+
+def residual(u, x, t):
+    u_x = torch.autograd.grad(u, x, torch.ones_like(u), create_graph=True)[0]
+    u_t = torch.autograd.grad(u, t, torch.ones_like(u))[0]
+    return u_t - u_x
+"""
+
+
+def test_create_graph_is_offered_only_where_a_sibling_call_passes_it() -> None:
+
+    found = Diagnosis("backward_twice", "", "", grad_call=("pde.py", 6))
+    site = create_graph_site(found, {"pde.py": _PDE})
+    assert site is not None and site.code.endswith("torch.ones_like(u), create_graph=True)")
+    alone = _PDE.replace(", create_graph=True", "")  # no call says the derivative trains
+    assert create_graph_site(found, {"pde.py": alone}) is None
+
+
+_TARGETS = """\
+import torch.nn.functional as F
+
+
+def loss_of(model, x, y, guess):
+    target = guess(x) * 0.5
+    return F.cross_entropy(model(x), y) + F.mse_loss(model(x), target)
+"""
+
+
+def test_a_constant_target_is_cut_where_it_is_made_then_where_the_loss_takes_it() -> None:
+
+    found = Diagnosis("inplace_version", "", "", target_of=("t.py", 6), target_loss="mse_loss")
+    sites = target_sites(found, {"t.py": _TARGETS})
+    # the whole value in parentheses, never only its last operand; cross_entropy's target
+    # (the labels ``y``) is not the loss the tracer named
+    assert [s.code for s in sites] == ["(guess(x) * 0.5).detach()", "target.detach()"]
+
+
+def test_several_names_cut_at_one_place_are_one_statement() -> None:
+
+    sites = [detach_after("t.py", 3, "    loss.backward()", name) for name in ("h", "c")]
+    one = together([s for s in sites if s is not None])
+    assert one.code == "h, c = h.detach(), c.detach()" and one.line == 4

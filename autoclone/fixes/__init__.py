@@ -18,6 +18,7 @@ from autoclone.fixes import (
     clear_list,
     clone,
     constant_target,
+    create_graph,
     detach,
     detach_buffer,
     detach_shared,
@@ -41,6 +42,7 @@ from autoclone.session import Project
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
     constant_target.KIND,
+    create_graph.KIND,
     optimizer_step.KIND,
     recompute.KIND,
     detach_target.KIND,

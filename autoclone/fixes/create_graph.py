@@ -1,0 +1,106 @@
+"""``create_graph=True`` in a ``torch.autograd.grad`` call that freed the graph the loss
+then reads again: a PDE residual ``u_t + u * u_x - nu * u_xx`` whose ``u_t`` was taken
+without it, next to ``u_x`` and ``u_xx`` taken with it.
+
+Two programs run where the script fails: ``create_graph=True`` makes the derivative part
+of the graph, so the loss trains through it; ``retain_graph=True`` keeps the buffers and
+leaves the derivative a constant, a term that trains nothing through itself. Only the
+script can say which it means, so this kind offers the edit where another
+``torch.autograd.grad`` call in the same function already passes ``create_graph=True``
+(the program differentiates its derivatives) and otherwise names both. Judged like a cut:
+K finite steps, nothing the original differentiated left without a gradient.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+
+from autoclone.classify import BACKWARD_TWICE
+from autoclone.codemods.sites import Site
+from autoclone.diagnose import Diagnosis, where
+from autoclone.edits import TextEdit
+from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.parsed import innermost, parsed
+
+KIND_NAME = "create_graph"
+
+
+def _grad_calls(node: ast.AST) -> list[ast.Call]:
+    """``torch.autograd.grad(...)``/``autograd.grad(...)``/``grad(...)`` calls under node."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) in
+            ("torch.autograd.grad", "autograd.grad", "grad")]  # fmt: skip
+
+
+def _creates(call: ast.Call) -> bool:
+    keyword = next((k.value for k in call.keywords if k.arg == "create_graph"), None)
+    return isinstance(keyword, ast.Constant) and keyword.value is True
+
+
+def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None:
+    """``, create_graph=True`` at the end of the freeing call's arguments, when a sibling
+    call in its function passes it already."""
+    if found.grad_call is None:
+        return None
+    file, line = found.grad_call
+    text = texts.get(file, "")
+    try:
+        scope = innermost(text, line, FUNCTIONS) or parsed(text)
+    except SyntaxError:
+        return None
+    calls = _grad_calls(scope)
+    mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
+    if len(mine) != 1 or not any(_creates(c) for c in calls if c is not mine[0]):
+        return None
+    call = mine[0]
+    if any(k.arg in ("create_graph", "retain_graph") or k.arg is None for k in call.keywords):
+        return None
+    end_line, end_col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
+    source = ast.get_source_segment(text, call) or ""
+    return Site(id=f"{file}:{end_line}:{end_col}:create_graph", file=file, line=end_line,
+                col=end_col, kind="keyword", target=source,
+                code=source[:-1] + ", create_graph=True)", start=(end_line, end_col),
+                end=(end_line, end_col), depth=0, fix=KIND_NAME,
+                rewrite=(TextEdit(end_line, end_col, ", create_graph=True"),))  # fmt: skip
+
+
+class CreateGraph(Kind):
+    name = KIND_NAME
+    reference = NONE
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return found.error_class == BACKWARD_TWICE and found.grad_call is not None
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        site = create_graph_site(found, ctx.texts)
+        return ranked([[site]], start=-2.0) if site is not None else []
+
+    def refusal(self, found: Diagnosis, ctx: Context) -> str:
+        at = where(found.grad_call, ctx.lines) if found.grad_call else "torch.autograd.grad"
+        return (
+            f"torch.autograd.grad at {at} freed the graph the loss reads again; pass "
+            "create_graph=True if the derivative is part of what the loss trains (a PDE "
+            "residual, a gradient penalty), or retain_graph=True if it is a constant: a "
+            "choice about training that autoclone leaves to you"
+        )
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix at {where((site.file, site.line), lines)}: `create_graph=True`: the "
+            "derivative becomes part of the graph, as the other torch.autograd.grad calls "
+            "of its function make theirs, so the graph it goes through is kept and the loss "
+            "trains through the derivative."
+        )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        return [
+            "this changes what is differentiated: the loss now trains through the "
+            "derivative (retain_graph=True would also remove the error and leave the "
+            "derivative a constant)"
+        ]
+
+
+KIND = CreateGraph()
