@@ -94,6 +94,9 @@ class Diagnosis:
     #: A ``torch.autograd.grad`` call without ``create_graph`` since the last backward
     #: call: it freed the graph the failing call runs into
     grad_call: Frame | None = None
+    #: The leaf was written while a backward call ran a block again: an activation that
+    #: ``torch.utils.checkpoint`` (reentrant) made a leaf, not a weight
+    recomputed: bool = False
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -297,6 +300,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             view_of_leaf=bool(view.get("leaf_base")),
             mutation=_first_own(written["frames"], own) or failing,
             module_built=_first_own(written.get("module_frames"), own),
+            recomputed=bool(traced.get("recomputed")),
             evidence="tracer",
         )
     saved = _first_own(list(reversed(first.forward_frames)), own)
@@ -452,6 +456,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             ".item() or float()), a .detach() or .data, or a torch.no_grad() block cut it. "
             "No edit of autoclone's kinds restores a gradient there; a differentiable "
             "stand-in (softmax instead of argmax, a soft comparison) is a modelling choice."
+        )
+    if d.recomputed:
+        parts.append(
+            "The write ran inside the backward call: torch.utils.checkpoint ran the block "
+            "again on a detached copy of its input, a leaf that requires grad, so a write "
+            "that is legal without checkpointing is refused there."
         )
     if d.grad_call is not None:
         parts.append(

@@ -47,6 +47,7 @@ from autoclone import freed
 from autoclone.carried_state import stale_module_state
 from autoclone.labels import Prefix
 from autoclone.trace_base import (
+    _CALL_IMPL,
     _MULTI,
     _OWN_FILES,
     _READ,
@@ -299,7 +300,10 @@ class Tracer:
             out = func(*args, **kwargs) if kwargs else func(*args)
         except RuntimeError as exc:
             if _EAGER_VIEW_ERROR.search(str(exc)):  # refused at the write, not in backward
-                self._diagnose_view_error(args)
+                if name == "backward":  # the write ran inside it: a checkpoint's recompute
+                    self._diagnose_recompute_write(exc)
+                else:
+                    self._diagnose_view_error(args)
             raise
         finally:
             created = self._new
@@ -502,6 +506,26 @@ class Tracer:
             )
         )
         del self.mutations[:-256]  # only recent writes can explain the next stale read
+
+    def _diagnose_recompute_write(self, exc: BaseException) -> None:
+        """A leaf written inside a backward call: ``torch.utils.checkpoint`` ran a block
+        again on a detached copy of its input (a leaf), and the block writes it in place
+        (``x += pos_bias``, legal without checkpointing). The op watcher does not run there,
+        so the write's frames and module come from the traceback."""
+        frames: list[Frame] = []
+        module: Any = None
+        tb = exc.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_code is _CALL_IMPL:
+                module = frame.f_locals.get("self")
+            name = frame.f_code.co_filename
+            if name.startswith(self.prefix) and name not in _OWN_FILES:
+                frames.insert(0, (name, tb.tb_lineno))
+            tb = tb.tb_next
+        built = self.modules.get(id(module), []) if module is not None else []
+        mutation = {"frames": frames[:5], "epoch": self.epoch, "module_frames": built}
+        self.diagnosis = {"kind": "view_write", "mutation": mutation, "recomputed": True}
 
     def _diagnose_view_error(self, args: Any) -> None:
         """A write autograd refused eagerly: where, by which library module if one wrote

@@ -15,6 +15,10 @@ def is_conflict(found: Diagnosis) -> bool:
     """A write into something autograd needs, inside one iteration (a write into a state
     carried across iterations is cured by cutting the carry; an optimizer step is not a
     write any edit can move)."""
+    if found.error_class == cls.LEAF_INPLACE:
+        # ``torch.utils.checkpoint`` ran a block again on a detached copy of its input (a
+        # leaf): ``x += pos_bias``, legal without checkpointing, is made out of place
+        return found.recomputed
     return (
         found.error_class in cls.CLONE_FIXABLE
         and not crosses_iterations(found)

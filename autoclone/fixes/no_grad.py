@@ -44,7 +44,8 @@ def _in_a_forward(found: Diagnosis) -> bool:
     hooks): a weight standardized on every forward. Under ``no_grad`` the write becomes a
     projection of the weight, which the reference (the write done as ``.data``) computes
     too, so the judge cannot tell it from a reparametrization the gradient flows through."""
-    return found.error_class == LEAF_INPLACE and found.module_built is not None
+    in_forward = found.module_built is not None or found.recomputed
+    return found.error_class == LEAF_INPLACE and in_forward
 
 
 class NoGrad(Kind):
@@ -91,7 +92,7 @@ class NoGrad(Kind):
         return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
-        if not _in_a_forward(found):
+        if not _in_a_forward(found) or found.recomputed:
             return super().refusal(found, ctx)
         built = where(found.module_built, ctx.lines) if found.module_built else "a module"
         return (
@@ -101,7 +102,7 @@ class NoGrad(Kind):
         )
 
     def advice(self, found: Diagnosis, ctx: Context) -> str:
-        if not _in_a_forward(found):
+        if not _in_a_forward(found) or found.recomputed:
             return ""
         return (
             "A weight recomputed from itself on every forward is either a reparametrization "
