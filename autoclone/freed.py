@@ -63,7 +63,7 @@ def freed(node: Any, epoch: int) -> bool | None:
 
 def _region_freed(start: Any, epoch: int) -> bool:
     """A node made with ``start`` (same stamp epoch, or none) holds released buffers."""
-    queue, seen = deque([start]), set()
+    queue, seen = deque([start]), set[int]()
     while queue and len(seen) < REGION:
         node = queue.popleft()
         if id(node) in seen:

@@ -78,7 +78,7 @@ _EAGER_VIEW_ERROR = re.compile(
 def _made_on(root: Any, budget: int = 4000) -> set[tuple[Frame, ...]]:
     """The user stacks that made the nodes of a graph (as stamped)."""
     lines: set[tuple[Frame, ...]] = set()
-    queue, seen = [root] if root is not None else [], set()
+    queue, seen = [root] if root is not None else [], set[int]()
     while queue and len(seen) < budget:
         node = queue.pop()
         if id(node) in seen:
@@ -277,10 +277,12 @@ class Tracer:
         A conflict saved on such a line needs no out-of-place rewrite but a constant."""
         if len(self.targets) >= 8:
             return
-        only = _made_on(_grad_fn(target)) - _made_on(_grad_fn(input))
         self._cached = None  # the loss's own line, not the last torch call's
         frames = self.frames()
-        if only and all(t["loss_frames"][:1] != frames[:1] for t in self.targets):
+        if any(t["loss_frames"][:1] == frames[:1] for t in self.targets):
+            return  # noted at an earlier step: no walk of both graphs at every step
+        only = _made_on(_grad_fn(target)) - _made_on(_grad_fn(input))
+        if only:
             self.targets.append({"loss_frames": frames, "only": only, "loss": loss})
 
     # -- the op watcher ------------------------------------------------------------------

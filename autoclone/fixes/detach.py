@@ -137,11 +137,16 @@ def _end_of_pass(found: Diagnosis, texts: Mapping[str, str]) -> Frame | None:
     return failing if same and failing[1] > before[1] else before
 
 
+def _stored_by_producer(found: Diagnosis, file: str, text: str) -> set[str]:
+    """The names the lines of ``file`` that made the older graph store."""
+    return {n for f, at in found.producer_frames if f == file for n in stored(text, at, at)}
+
+
 def _made_first_names(found: Diagnosis, file: str, text: str, names: list[str]) -> list[str]:
     """Of the names the consuming line carries, those the older graph's own line stores
     (``h``, not the observation ``state`` that also runs on from pass to pass without a
     graph), when the producer is a line of this file that stores one of them."""
-    made = {n for f, at in found.producer_frames if f == file for n in stored(text, at, at)}
+    made = _stored_by_producer(found, file, text)
     return [n for n in names if n in made] or names
 
 
@@ -149,7 +154,9 @@ def _together_then_each(each: list[Site | None]) -> list[list[Site | None]]:
     """Several carried names cut at once first (a state of several tensors, on one line),
     then each."""
     sites = [site for site in each if site is not None]
-    first = [[together(sites)]] if len(sites) > 1 and len(sites) == len(each) else []
+    first: list[list[Site | None]] = []
+    if len(sites) > 1 and len(sites) == len(each):
+        first.append([together(sites)])
     return first + [[site] for site in each]
 
 
@@ -169,7 +176,7 @@ def _loop_entry_sets(
             continue
         if call[0] == file and scope_of(text, call[1]) == scope_of(text, line):
             return []  # the loop itself calls backward: cut right after it
-        made = {n for f, at in found.producer_frames if f == file for n in stored(text, at, at)}
+        made = _stored_by_producer(found, file, text)
         names = [n for n in _carried((file, line), sites, text)
                  if n.startswith("self.") and n in made]  # fmt: skip
         each: list[Site | None] = [

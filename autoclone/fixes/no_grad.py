@@ -48,6 +48,12 @@ def _in_a_forward(found: Diagnosis) -> bool:
     return found.error_class == LEAF_INPLACE and in_forward
 
 
+def _weight_in_a_forward(found: Diagnosis) -> bool:
+    """The refused case: a leaf written in a forward that is not a checkpoint's recomputed
+    input (that one is an activation, which the in-place kinds make out of place)."""
+    return _in_a_forward(found) and not found.recomputed
+
+
 class NoGrad(Kind):
     name = NO_GRAD
 
@@ -92,7 +98,7 @@ class NoGrad(Kind):
         return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
-        if not _in_a_forward(found) or found.recomputed:
+        if not _weight_in_a_forward(found):
             return super().refusal(found, ctx)
         built = where(found.module_built, ctx.lines) if found.module_built else "a module"
         return (
@@ -102,7 +108,7 @@ class NoGrad(Kind):
         )
 
     def advice(self, found: Diagnosis, ctx: Context) -> str:
-        if not _in_a_forward(found) or found.recomputed:
+        if not _weight_in_a_forward(found):
             return ""
         return (
             "A weight recomputed from itself on every forward is either a reparametrization "
