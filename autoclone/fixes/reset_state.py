@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS, holding
+from autoclone.fixes._ast import FUNCTIONS, LOOPS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.parsed import project_trees
+from autoclone.parsed import innermost, project_trees
 
 KIND_NAME = "reset_state"
 _RESETS = ("reset", "reset_state", "reset_states", "reset_hidden", "init_hidden")
@@ -99,6 +99,73 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     return []
 
 
+def _owner(tree: ast.Module, line: int) -> ast.ClassDef | None:
+    """The innermost project class with a method (or a closure a method defines) that
+    runs ``line``."""
+    best = None
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        if cls.lineno <= line <= (cls.end_lineno or 0) and (best is None or cls.lineno > best.lineno):
+            best = cls
+    return best
+
+
+def _pass_start(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The first statement of the innermost loop body or function around ``line`` (a
+    docstring skipped): where one pass of the backward call's loop begins."""
+    scope: ast.AST | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (*FUNCTIONS, *LOOPS)) and node.lineno < line <= (node.end_lineno or 0):
+            if scope is None or node.lineno > scope.lineno:  # type: ignore[attr-defined]
+                scope = node
+    if scope is None:
+        return None
+    body = scope.body  # type: ignore[attr-defined]
+    doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return body[1] if doc and len(body) > 1 else body[0]
+
+
+def _reset_calls(trees: Mapping[str, ast.Module], method: str) -> list[tuple[str, ast.Call]]:
+    return [(file, n) for file, tree in trees.items() for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == method and not n.args and not n.keywords]  # fmt: skip
+
+
+def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
+    """``<owner>.<reset>()`` at the start of the pass that calls backward, where the older
+    graph was made by a method of a project object (a hook tracker's ``self.cache``) whose
+    own reset the program calls only outside that pass (once an epoch): the state is meant
+    to start afresh, and each pass read the one the previous pass left. The call is the
+    program's own, with its receiver, where that receiver means the same object (the same
+    function, or ``self.`` in a method of the same class)."""
+    made, failing = found.carry_producer, found.failing
+    trees = project_trees(ctx.texts)
+    if made is None or failing is None or made[0] not in trees or failing[0] not in trees:
+        return []
+    nodes = (n for t in trees.values() for n in ast.walk(t))
+    classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
+    owner = _owner(trees[made[0]], made[1])
+    method = _reset_method(owner, classes) if owner is not None else ""
+    tree = trees[failing[0]]
+    start = _pass_start(tree, failing[1]) if method else None
+    if start is None:
+        return []
+    scope = innermost(ctx.texts[failing[0]], start.lineno, (*FUNCTIONS, *LOOPS))
+    here = innermost(ctx.texts[failing[0]], failing[1], FUNCTIONS)
+    first, last = scope.lineno, scope.end_lineno or 0  # type: ignore[union-attr]
+    for file, call in _reset_calls(trees, method):
+        inside = file == failing[0] and first <= call.lineno <= last
+        if inside:
+            return []
+    for file, call in _reset_calls(trees, method):
+        name = ast.unparse(call.func.value)  # type: ignore[attr-defined]
+        there = innermost(ctx.texts[file], call.lineno, FUNCTIONS)
+        same = there is here or (name.startswith("self.") and _owner(trees[file], call.lineno)
+                                   is _owner(tree, failing[1]) is not None)  # fmt: skip
+        if file == failing[0] and same:
+            return [_site(failing[0], start, ctx.line(failing[0], start.lineno), name, method)]
+    return []
+
+
 def _site(file: str, stmt: ast.stmt, text: str, name: str, method: str) -> Site:
     indent = text[: len(text) - len(text.lstrip())]
     return Site(id=f"{file}:{stmt.lineno}:0:reset_state:{name}", file=file, line=stmt.lineno,
@@ -107,16 +174,20 @@ def _site(file: str, stmt: ast.stmt, text: str, name: str, method: str) -> Site:
                 own_line=True, indent=indent, fix=KIND_NAME)  # fmt: skip
 
 
+def _sites(found: Diagnosis, ctx: Context) -> list[Site]:
+    return reset_sites(found, ctx) or owner_reset_sites(found, ctx)
+
+
 class ResetState(Kind):
     name = KIND_NAME
     reference = NONE
     keeps_prefix = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return crosses_iterations(found) and bool(reset_sites(found, ctx))
+        return crosses_iterations(found) and bool(_sites(found, ctx))
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(-0.3, (s,)) for s in reset_sites(found, ctx)]  # before a detach
+        return [Candidate(-0.3, (s,)) for s in _sites(found, ctx)]  # before a detach
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
@@ -133,8 +204,8 @@ class ResetState(Kind):
         return [
             f"this changes what each pass computes: it starts from the state `{chosen[0].code}` "
             "sets, not the one the previous pass left (a `.detach()` of the state would keep "
-            "those values and carry them on; the model's unused reset method says which is "
-            "meant)"
+            "those values and carry them on; the object's own reset method, never called in "
+            "a pass, says which is meant)"
         ]
 
 
