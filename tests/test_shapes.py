@@ -49,6 +49,9 @@ CASES = [
     ("ema_prototypes_buffer_main", "module"),  # ... with the module in another file
     # the carry is the graph an earlier call freed, not an unfreed value read since
     ("critic_state_behind_shared_advantage", "train_step"),
+    ("prehook_noise_inplace", "trainer"),  # a hook's write returned, the hook in a class
+    ("hook_penalty_reset_main", "train_step"),  # the caller's reset, on the step's argument
+    ("aae_disc_score_after_encoder_step", "trainer"),  # a score made again, as self.disc
 ]
 
 

@@ -32,6 +32,7 @@ from autoclone.fixes import (
     out_of_place,
     per_pass,
     recompute,
+    rescore,
     reset_accumulator,
     reset_state,
     retain_graph,
@@ -44,6 +45,7 @@ from autoclone.session import Project
 KINDS: tuple[FixKind, ...] = (
     constant_target.KIND,
     create_graph.KIND,
+    rescore.KIND,
     optimizer_step.KIND,
     recompute.KIND,
     detach_target.KIND,

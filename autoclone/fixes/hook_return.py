@@ -125,7 +125,7 @@ def _site(oop: Site, fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context, v
     prefix = f"{oop.target} = "
     whole = last.lineno == end == oop.line and text.isascii() and oop.code.startswith(prefix)
     if whole:
-        code = "return " + value.format(oop.code[len(prefix):])
+        code = "return " + value.format(oop.code[len(prefix) :])
         start, stop = last.col_offset, last.end_col_offset or len(text)
         edits: tuple[TextEdit, ...] = (TextEdit(end, start, code, delete=stop - start),)
     else:

@@ -99,29 +99,33 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     return []
 
 
-def _owner(tree: ast.Module, line: int) -> ast.ClassDef | None:
-    """The innermost project class with a method (or a closure a method defines) that
-    runs ``line``."""
-    best = None
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        if cls.lineno <= line <= (cls.end_lineno or 0) and (best is None or cls.lineno > best.lineno):
-            best = cls
-    return best
+def _class_at(text: str, line: int) -> ast.ClassDef | None:
+    """The innermost class whose methods (or closures they define) run ``line``."""
+    found = innermost(text, line, (ast.ClassDef,))
+    return found if isinstance(found, ast.ClassDef) else None
 
 
-def _pass_start(tree: ast.Module, line: int) -> ast.stmt | None:
-    """The first statement of the innermost loop body or function around ``line`` (a
-    docstring skipped): where one pass of the backward call's loop begins."""
+def _pass_scope(tree: ast.Module, line: int) -> ast.AST | None:
+    """The innermost loop or function around ``line``: one pass of the backward call."""
     scope: ast.AST | None = None
     for node in ast.walk(tree):
         if isinstance(node, (*FUNCTIONS, *LOOPS)) and node.lineno < line <= (node.end_lineno or 0):
             if scope is None or node.lineno > scope.lineno:  # type: ignore[attr-defined]
                 scope = node
-    if scope is None:
-        return None
+    return scope
+
+
+def _first_statement(scope: ast.AST) -> ast.stmt:
+    """Where a pass begins: the first statement of its body, a docstring skipped."""
     body = scope.body  # type: ignore[attr-defined]
     doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-    return body[1] if doc and len(body) > 1 else body[0]
+    return body[1] if doc and len(body) > 1 else body[0]  # type: ignore[no-any-return]
+
+
+def _parameters(fn: ast.AST | None) -> set[str]:
+    if not isinstance(fn, FUNCTIONS):
+        return set()
+    return {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self"}
 
 
 def _reset_calls(trees: Mapping[str, ast.Module], method: str) -> list[tuple[str, ast.Call]]:
@@ -136,22 +140,22 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     own reset the program calls only outside that pass (once an epoch): the state is meant
     to start afresh, and each pass read the one the previous pass left. The call is the
     program's own, with its receiver, where that receiver means the same object (the same
-    function, or ``self.`` in a method of the same class)."""
+    function, ``self.`` in a method of the same class, or an argument of the function that
+    calls backward, as a ``train_step`` is handed what its caller resets)."""
     made, failing = found.carry_producer, found.failing
     trees = project_trees(ctx.texts)
     if made is None or failing is None or made[0] not in trees or failing[0] not in trees:
         return []
     nodes = (n for t in trees.values() for n in ast.walk(t))
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
-    owner = _owner(trees[made[0]], made[1])
+    owner = _class_at(ctx.texts[made[0]], made[1])
     method = _reset_method(owner, classes) if owner is not None else ""
-    tree = trees[failing[0]]
-    start = _pass_start(tree, failing[1]) if method else None
-    if start is None:
+    scope = _pass_scope(trees[failing[0]], failing[1]) if method else None
+    if scope is None:
         return []
-    scope = innermost(ctx.texts[failing[0]], start.lineno, (*FUNCTIONS, *LOOPS))
+    start = _first_statement(scope)
     here = innermost(ctx.texts[failing[0]], failing[1], FUNCTIONS)
-    first, last = scope.lineno, scope.end_lineno or 0  # type: ignore[union-attr]
+    first, last = scope.lineno, scope.end_lineno or 0  # type: ignore[attr-defined]
     for file, call in _reset_calls(trees, method):
         inside = file == failing[0] and first <= call.lineno <= last
         if inside:
@@ -159,8 +163,10 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     for file, call in _reset_calls(trees, method):
         name = ast.unparse(call.func.value)  # type: ignore[attr-defined]
         there = innermost(ctx.texts[file], call.lineno, FUNCTIONS)
-        same = there is here or (name.startswith("self.") and _owner(trees[file], call.lineno)
-                                   is _owner(tree, failing[1]) is not None)  # fmt: skip
+        mine = _class_at(ctx.texts[file], call.lineno)
+        ours = _class_at(ctx.texts[failing[0]], failing[1])
+        same = there is here or (name.startswith("self.") and mine is not None and mine is ours)
+        same = same or name.split(".")[0] in _parameters(here)  # a train_step's argument
         if file == failing[0] and same:
             return [_site(failing[0], start, ctx.line(failing[0], start.lineno), name, method)]
     return []
