@@ -281,6 +281,37 @@ def test_a_run_goes_on_past_its_limit_to_meet_a_later_error(
     assert result.unreached == {"3": 1}
 
 
+SLOW_LATE = textwrap.dedent(
+    """
+    import time
+
+    import torch
+
+    w = torch.randn(4, requires_grad=True)
+    for step in range(14):
+        (w * w).sum().backward()
+        if step >= 3:
+            time.sleep(0.15)  # the clock moves, the script's CPU time hardly does
+    keep = (w * w).sum()
+    keep.backward()
+    keep.backward()
+    """
+)
+
+
+def test_a_run_going_on_counts_the_scripts_cpu_time_not_the_clocks(
+    tmp_path: Path, warm: bool
+) -> None:
+    """A later conflict the run meets idle must be met on a loaded machine too: ``run_on``
+    is the script's CPU seconds (a PINN's second conflict at epoch 100 was missed under
+    load, and the patch left it for the user). Here the clock runs 1.5 s past the limit
+    while the script uses almost no CPU; the run still goes on to the error."""
+    runner = _runner(tmp_path, SLOW_LATE, warm=warm, timeout=30)
+    result = runner.run(RunSpec({}, limit=3, run_on=1.0)).within(3)
+    assert result.status == "error"
+    assert result.backward == 15
+
+
 def test_a_fresh_trial_reports_its_own_peak_not_its_parents(tmp_path: Path) -> None:
     """Across exec, ``ru_maxrss`` keeps the spawning process's peak: a small trial started
     by a large process (a pytest worker, here holding 600 MB more) looked as large."""
