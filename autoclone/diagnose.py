@@ -479,9 +479,11 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         )
     if d.carry_consumer is not None and not _within_one_iteration(d):
         outer = _reading_frame(d, lines)
+        inner = d.carry_consumer
+        read = f", read at {where(inner, lines)}," if inner is not None and inner != outer else ""
         parts.append(
-            f"The graph reaches across iterations: {where(outer, lines)} used a value whose "
-            f"graph was built before the previous backward call (at "
+            f"The graph reaches across iterations: {where(outer, lines)} used a value{read} "
+            f"whose graph was built before the previous backward call (at "
             f"{where(d.carry_producer, lines)}), so this backward runs into that older graph "
             "again."
         )

@@ -51,6 +51,15 @@ def test_explain_a_multi_output_view(tmp_path: Path) -> None:
     assert report["view"] == ["input.py", 22] and report["mutation"] == ["input.py", 23]
 
 
+def test_explain_names_the_read_inside_forward_of_a_carried_state(tmp_path: Path) -> None:
+    """A carry is named where the loop reads it and where the read really is, inside the
+    module's ``forward`` (issue 18: never only a caller's line)."""
+    result = _explain("module_attribute_state", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "input.py:24 `loss = nn.functional.mse_loss(model(x), y)` used a value, read at " \
+        "input.py:15 `out = x - 0.5 * self.avg`, whose graph was built" in result.stdout
+
+
 def test_explain_reports_no_error_with_exit_0(tmp_path: Path) -> None:
     result = _explain("seed002_no_error", tmp_path)
     assert result.returncode == 0
