@@ -1,0 +1,1 @@
+"""charlm: a two-layer LSTM language model trained with truncated BPTT on a synthetic stream."""

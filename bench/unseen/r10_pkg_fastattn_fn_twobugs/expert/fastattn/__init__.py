@@ -1,0 +1,1 @@
+"""fastattn: a small Transformer encoder using hand-written fused-style autograd Functions."""

@@ -1,0 +1,1 @@
+"""gradmon: residual MLP classifier with per-block gradient monitoring through module hooks."""
