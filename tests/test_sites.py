@@ -70,6 +70,24 @@ def test_finds_each_kind_with_the_code_it_would_produce() -> None:
     assert sites[(15, INPLACE, "x")] == "x = x.clone()"
 
 
+def test_an_entry_of_a_mapping_is_rebound_and_a_tensor_row_is_not() -> None:
+    """``self.memory["M"] += kv``: a string key means a mapping (Infini-attention's memory),
+    whose entry an assignment rebinds; ``h[0] += 1`` writes into ``h`` either way."""
+    source = textwrap.dedent(
+        """\
+        class Layer:
+            def update(self, kv, h):
+                self.memory["M"] += kv
+                h[0] += 1
+        """
+    )
+    found = {(s.line, s.kind, s.fix): s.code for s in find_sites(source, "m.py")}
+    assert found[(3, STATEMENT, OUT_OF_PLACE)] == 'self.memory["M"] = self.memory["M"] + kv'
+    assert found[(3, INPLACE, CLONE)] == 'self.memory["M"] = self.memory["M"].clone()'
+    assert (4, STATEMENT, OUT_OF_PLACE) not in found
+    assert found[(4, INPLACE, CLONE)] == "h = h.clone()"
+
+
 def test_never_rebinds_a_global_inside_a_function() -> None:
     """``G = G.clone()`` inside ``layer`` would make G local and raise UnboundLocalError."""
     assert not any(line == 13 for line, kind, _ in _sites() if kind == INPLACE)

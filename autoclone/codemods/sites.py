@@ -476,7 +476,10 @@ class SiteFinder(cst.CSTVisitor):
         self._add_rewrite(node, receiver, code, edits)
 
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
-        """What the rewrite may rebind: a name of this scope, or ``self.attr``."""
+        """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of
+        a mapping that is one of those (``self.memory["M"]``)."""
+        if _keyed_entry(node):
+            return self._plain_receiver(node.value)  # type: ignore[attr-defined]
         if isinstance(node, cst.Attribute):
             return isinstance(node.value, cst.Name) and node.value.value == "self"
         if not isinstance(node, cst.Name) or node.value in _CONSTANT_NAMES | {"self"}:
@@ -516,7 +519,7 @@ class SiteFinder(cst.CSTVisitor):
 
     def _rebindable(self, base: cst.BaseExpression) -> bool:
         """Rebinding ``x = x.clone()`` must not turn a global or closure name into a local."""
-        if isinstance(base, cst.Attribute):
+        if isinstance(base, cst.Attribute | cst.Subscript):
             return _base_of(base) is not None
         if not isinstance(base, cst.Name) or base.value in ("True", "False", "None"):
             return False
@@ -623,9 +626,22 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+def _keyed_entry(node: cst.BaseExpression) -> bool:
+    """``memory["M"]``, ``self.cache["h1"]``: an entry of a mapping (no tensor is indexed
+    by a string), which an assignment rebinds as it does a variable."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+            and _base_of(node.value) is not None)  # fmt: skip
+
+
 def _base_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The variable whose tensor an in-place write lands in: ``x`` of ``x[i][j]``."""
+    """The variable whose tensor an in-place write lands in: ``x`` of ``x[i][j]``, or the
+    mapping's entry ``memory["M"]`` of ``memory["M"][i]``."""
     while isinstance(target, cst.Subscript):
+        if _keyed_entry(target):
+            return target
         target = target.value
     if isinstance(target, cst.Name):
         return target

@@ -38,6 +38,7 @@ from autoclone.diagnose import Diagnosis, Frame, crosses_iterations, where
 from autoclone.fixes._ast import (
     FUNCTIONS,
     LOOPS,
+    Store,
     innermost,
     lines_of,
     made_in_constructor,
@@ -192,7 +193,9 @@ def _attribute_store_sets(
 ) -> list[list[Site | None]]:
     """A value stored on an attribute in one step (``self.memory = feats[:n]``, a memory
     bank filled in ``forward``) and read by the next: detached where it is stored (its
-    own element of a tuple assignment). Where a framework calls backward (the Hugging Face
+    own element of a tuple assignment; every entry of a dict stored whole, as an
+    Infini-attention memory ``self.memory = {"M": m, "z": z}``), where the line or the
+    function that read it names the attribute. Where a framework calls backward (the Hugging Face
     ``Trainer``, Lightning) there is no loop of the user's to cut in after the backward
     call; the detach kind's check that the calls the original completed come out the
     same rejects it where the current step reads the stored value too (a running
@@ -202,11 +205,42 @@ def _attribute_store_sets(
     line = lines[read[1] - 1] if read and 0 < read[1] <= len(lines) else ""
     if not line:
         return []
+    reader = innermost(texts.get(read[0], ""), read[1], FUNCTIONS) if read else None
+    where_read = line + (ast.unparse(reader) if reader is not None else "")
     out: list[list[Site | None]] = []
-    for file, text, name, made in stores_made_at(found, texts):
-        attribute = ast.unparse(name) if isinstance(name, ast.Attribute) else ""
-        if attribute and re.search(rf"\b{re.escape(attribute)}\b", line):
-            out.append([detach_at(file, text, made)])
+    for group in [[store] for store in stores_made_at(found, texts)] + _augmented(found, texts):
+        file, text, name, made = group[0]
+        held = name.value if isinstance(name, ast.Subscript) else name  # ``self.memory["M"]``
+        attribute = ast.unparse(held) if isinstance(held, ast.Attribute) else ""
+        if not attribute or not re.search(rf"\b{re.escape(attribute)}\b", where_read):
+            continue
+        if isinstance(made, ast.Dict):  # ``self.memory = {"M": m, "z": z}``: every entry
+            out.append([detach_at(file, text, v) for v in made.values])
+        else:
+            out.append([detach_at(file, text, store[3]) for store in group])
+    return out
+
+
+def _augmented(found: Diagnosis, texts: Mapping[str, str]) -> list[list[Store]]:
+    """``(file, text, target, increment)`` of an augmented store on a line that made the
+    carried graph (``self.memory["M"] += kv``, once made out of place), with the augmented
+    stores into the other entries of the same mapping in its function (``["z"]``): the
+    increments detached, the entries carry no graph where what they add to carries none."""
+    out: list[list[Store]] = []
+    for file, number in found.producer_frames:
+        text = texts.get(file, "")
+        node = innermost(text, number, (ast.AugAssign,)) if text else None
+        if not isinstance(node, ast.AugAssign):
+            continue
+        group: list[Store] = [(file, text, node.target, node.value)]
+        scope = innermost(text, number, FUNCTIONS)
+        if isinstance(node.target, ast.Subscript) and scope is not None:
+            holder = ast.unparse(node.target.value)
+            group += [(file, text, n.target, n.value) for n in ast.walk(scope)
+                      if isinstance(n, ast.AugAssign) and n is not node
+                      and isinstance(n.target, ast.Subscript)
+                      and ast.unparse(n.target.value) == holder]  # fmt: skip
+        out.append(group)
     return out
 
 
