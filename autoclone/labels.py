@@ -9,8 +9,9 @@ still matches the reference, and the model then learns to move its own targets: 
 patch that no value comparison catches.
 
 In the trial (``install``) the label-taking losses of ``torch.nn.functional`` (the loss
-modules call them) note each line of the user's where a loss was called, with grad
-enabled, on a target that requires grad. In autoclone (``new_label_gradients``) a patched
+modules call them), and a product with a ``log_softmax`` output (a cross-entropy written
+by hand), note each line of the user's where a loss was called, with grad enabled, on a
+target that requires grad. In autoclone (``new_label_gradients``) a patched
 run that does so on a line where the original run did not is refused. Regression losses
 (``mse_loss``, ``l1_loss``, ...) are left out: their two arguments are often both outputs.
 """
@@ -65,8 +66,9 @@ class Seen:
 
 
 def install(prefix: Prefix) -> Seen:
-    """Wrap the label-taking losses of ``torch.nn.functional``; what they see goes to the
-    returned record. Costs one attribute check per loss call."""
+    """Wrap the label-taking losses of ``torch.nn.functional``, and the products that make a
+    cross-entropy by hand; what they see goes to the returned record. Costs one attribute
+    check per loss call, and two per product."""
     import torch
     import torch.nn.functional as F  # noqa: N812
 
@@ -75,7 +77,39 @@ def install(prefix: Prefix) -> Seen:
         original = getattr(F, name, None)
         if original is not None:
             setattr(F, name, _watched(original, seen, torch, name in LABEL_LOSSES))
+    for owner, name in ((torch.Tensor, "__mul__"), (torch.Tensor, "__rmul__"),
+                        (torch.Tensor, "mul"), (torch, "mul")):  # fmt: skip
+        setattr(owner, name, _soft_product(getattr(owner, name), seen, torch))
     return seen
+
+
+#: ``q * F.log_softmax(logits, 1)``, summed: a cross-entropy written by hand (SwAV's
+#: swapped prediction, MixMatch's soft labels), whose ``q`` is a target like any other.
+SOFT_CROSS_ENTROPY = "soft cross-entropy"
+
+
+def _soft_product(original: Any, seen: Seen, torch: Any) -> Any:
+    def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
+        target = None
+        if isinstance(b, torch.Tensor) and _log_probs(b) and isinstance(a, torch.Tensor):
+            target, logp = a, b
+        elif isinstance(a, torch.Tensor) and _log_probs(a) and isinstance(b, torch.Tensor):
+            target, logp = b, a
+        if target is not None and target.requires_grad and torch.is_grad_enabled():
+            seen.note()
+            if seen.probe is not None:
+                seen.probe(logp, target, SOFT_CROSS_ENTROPY)
+            if seen.constant:
+                a, b = (target.detach(), logp) if target is a else (logp, target.detach())
+        return original(a, b, *args, **kwargs)
+
+    return product
+
+
+def _log_probs(tensor: Any) -> bool:
+    """Made by ``log_softmax`` (its graph's node says so)."""
+    node = tensor.grad_fn
+    return node is not None and type(node).__name__ == "LogSoftmaxBackward0"
 
 
 def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:

@@ -18,12 +18,12 @@ import re
 from collections.abc import Mapping, Sequence
 
 from autoclone.classify import INPLACE_VERSION
-from autoclone.codemods.sites import Site
+from autoclone.codemods.sites import DETACH, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, target_refusal, where
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, assigned_pairs
 from autoclone.fixes.base import CONSTANT_TARGETS, Candidate, Context, Kind, ranked
 from autoclone.fixes.detach import detach_at
-from autoclone.labels import LABEL_LOSSES, REGRESSION_LOSSES
+from autoclone.labels import LABEL_LOSSES, REGRESSION_LOSSES, SOFT_CROSS_ENTROPY
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "constant_target"
@@ -53,22 +53,72 @@ def target_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
                  and n.lineno <= line <= (n.end_lineno or n.lineno)]  # fmt: skip
     except SyntaxError:
         return []
-    out: list[Site] = []
-    for target in filter(None, (_target_arg(call, found.target_loss) for call in calls)):
-        if isinstance(target, ast.Name):
-            made = _last_assignment(text, line, target.id)
-            if made is not None:
-                out.append(detach_at(file, text, made, "target_made"))
-        out.append(detach_at(file, text, target, "target_read"))
+    if found.target_loss == SOFT_CROSS_ENTROPY:
+        targets = _soft_targets(text, line)
+    else:
+        targets = [t for t in (_target_arg(c, found.target_loss) for c in calls) if t is not None]
+    out = [m for t in targets for m in [_made(file, text, line, t)] if m is not None]
+    out += [detach_at(file, text, t, "target_read") for t in targets]
     return list({s.id: s for s in out}.values())
 
 
-def _last_assignment(text: str, line: int, name: str) -> ast.expr | None:
-    """The value last assigned to ``name`` above ``line`` in the function holding it."""
+def _made(file: str, text: str, line: int, target: ast.expr) -> Site | None:
+    """The target's variable (``mixed_p`` of ``mixed_p[:n]``) detached where it is last
+    assigned: its value, or, where a call's result is unpacked (``mixed_x, mixed_p =
+    mixup(...)``), ``mixed_p = mixed_p.detach()`` on the next line."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    if not isinstance(target, ast.Name):
+        return None
+    value = _last_assignment(text, line, target.id)
+    if value is not None:
+        return detach_at(file, text, value, "target_made")
     scope = innermost(text, line, FUNCTIONS) or parsed(text)
-    values = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
-              and n.lineno < line and len(n.targets) == 1
-              and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]  # fmt: skip
+    unpacked = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno < line
+                and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple)
+                and target.id in {ast.unparse(e) for e in n.targets[0].elts}]  # fmt: skip
+    if not unpacked:
+        return None
+    stmt = max(unpacked, key=lambda n: n.lineno)
+    after = (stmt.end_lineno or stmt.lineno) + 1
+    indent = " " * stmt.col_offset
+    code = f"{target.id} = {target.id}.detach()"
+    return Site(id=f"{file}:{stmt.lineno}:0:target_made_after:{target.id}", file=file,
+                line=after, col=stmt.col_offset, kind=STATEMENT, target=target.id, code=code,
+                start=(after, stmt.col_offset), end=(after, stmt.col_offset), depth=0,
+                own_line=True, indent=indent, fix=DETACH)  # fmt: skip
+
+
+def _soft_targets(text: str, line: int) -> list[ast.expr]:
+    """In ``(q * logp).sum(1)`` on the loss's line, ``q``: the factor of each product that
+    is not a ``log_softmax`` (called there, or a name assigned one above)."""
+    out = []
+    for node in ast.walk(parsed(text)):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mult)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
+            for factor, other in ((node.left, node.right), (node.right, node.left)):
+                if _log_probs(text, line, other) and not _log_probs(text, line, factor):
+                    out.append(factor)
+    return out
+
+
+def _log_probs(text: str, line: int, node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        made = _last_assignment(text, line, node.id)
+        return made is not None and _log_probs(text, line, made)
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("log_softmax")
+
+
+def _last_assignment(text: str, line: int, name: str) -> ast.expr | None:
+    """The value last assigned to ``name`` above ``line`` in the function holding it (its
+    own element of a tuple assignment: ``q1, q2 = f(s1), f(s2)``)."""
+    scope = innermost(text, line, FUNCTIONS) or parsed(text)
+    values = [value for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno < line
+              for target, value in assigned_pairs(n)
+              if isinstance(target, ast.Name) and target.id == name]  # fmt: skip
     return max(values, key=lambda v: v.lineno, default=None)
 
 
@@ -80,15 +130,22 @@ class ConstantTarget(Kind):
         return found.error_class == INPLACE_VERSION and found.target_of is not None
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return ranked([[site] for site in target_sites(found, ctx.texts)], start=-2.0)
+        """Every target where it is made, together, first: the reference makes every
+        loss's target constant (``(q1 * p2) + (q2 * p1)``: both codes)."""
+        sites = target_sites(found, ctx.texts)
+        made = [s for s in sites if ":target_made" in s.id]
+        together = [made] if len(made) > 1 else []
+        return ranked([*together, *([s] for s in sites)], start=-2.0)
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         return target_refusal(found, ctx.lines)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         loss = where(found.target_of, lines) if found.target_of else "the loss"
+        at = f"just before {where((site.file, site.line), lines)}" if site.kind == STATEMENT \
+            else f"at {where((site.file, site.line), lines)}"
         return (
-            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the target of the "
+            f"Fix {at}: `{site.code}`: the target of the "
             f"loss at {loss} is a constant, so the backward call no longer runs into the graph "
             "that made it, where the in-place write changed a saved tensor."
         )
