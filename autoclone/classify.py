@@ -15,6 +15,8 @@ NO_GRAD_VIEW = "no_grad_view"
 CUSTOM_FUNCTION_VIEW = "custom_function_view"
 LEAF_INPLACE = "leaf_inplace"
 BACKWARD_TWICE = "backward_twice"
+#: ``h.detach_()`` on a view (a slice of a stacked hidden state): "Can't detach views in-place"
+DETACH_VIEW = "detach_view"
 NO_GRAPH = "no_graph"
 NOT_AUTOGRAD = "not_autograd"
 
@@ -28,6 +30,7 @@ _PATTERNS = (
     (CUSTOM_FUNCTION_VIEW, "This view was created inside a custom Function"),
     (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
     (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
+    (DETACH_VIEW, "Can't detach views in-place"),
     (NO_GRAPH, "does not require grad and does not have a grad_fn"),
 )
 
@@ -41,6 +44,7 @@ DESCRIPTIONS = {
     "was modified in place",
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
+    DETACH_VIEW: "detach_() was called on a view, which cannot be detached in place",
     NO_GRAPH: "backward was called on a tensor that no graph leads to",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }

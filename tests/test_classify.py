@@ -107,6 +107,11 @@ def _twice() -> None:
     y.backward()
 
 
+def _detach_view() -> None:
+    for row in torch.stack([_grad_tensor(3) * 2, _grad_tensor(3) * 3]):
+        row.detach_()
+
+
 def _no_graph() -> None:
     torch.randn(3).sum().backward()
 
@@ -128,6 +133,7 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "leaf written": (_leaf, cls.LEAF_INPLACE),
     "view of a leaf written": (_leaf_view, cls.LEAF_INPLACE),
     "backward twice": (_twice, cls.BACKWARD_TWICE),
+    "a view detached in place": (_detach_view, cls.DETACH_VIEW),
     "no graph": (_no_graph, cls.NO_GRAPH),
     "shape mismatch": (_not_autograd, cls.NOT_AUTOGRAD),
 }

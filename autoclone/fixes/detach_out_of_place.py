@@ -1,0 +1,94 @@
+"""``detach_()`` on a view, made out of place: a truncated-BPTT trainer that repackages a
+hidden state stacked as one tensor with ``for s in self.state: s.detach_()`` gets
+``self.state = self.state.detach()``.
+
+Autograd refuses to detach a view in place ("Can't detach views in-place. Use detach()
+instead"): the rows of a stacked ``(h, c)`` are views of it. The program meant to cut the
+graph at the window's border and keep the values; the out-of-place detach does exactly
+that to the tensor the loop walked (or, where it walked a list, to each of its tensors, as
+a new list). Rewriting the loop's statement alone (``s = s.detach()``) would only rebind
+the loop's name and cut nothing.
+
+Judged like every detach (what is differentiated changes on purpose, so there are no
+reference numbers): the backward calls the original completed come out the same, losses
+stay finite, and every tensor the original differentiated still gets a gradient.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+from autoclone.classify import DETACH_VIEW
+from autoclone.codemods.sites import DETACH, STATEMENT, Site
+from autoclone.diagnose import Diagnosis, where
+from autoclone.edits import TextEdit
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.parsed import innermost
+
+KIND_NAME = "detach_out_of_place"
+
+
+def _detached_call(stmt: ast.stmt) -> ast.expr | None:
+    """``x`` of a statement ``x.detach_()``."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr == "detach_" and not call.args:  # type: ignore[union-attr]
+        return func.value
+    return None
+
+
+def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:
+    """The loop that detaches each tensor it walks, as the container detached (a tensor,
+    then a list); or ``x = x.detach()`` for the statement alone."""
+    if found.failing is None:
+        return []
+    file, line = found.failing
+    text = ctx.texts.get(file, "")
+    stmt = innermost(text, line, (ast.Expr,)) if text else None
+    receiver = _detached_call(stmt) if isinstance(stmt, ast.stmt) else None
+    if receiver is None or not isinstance(receiver, ast.Name | ast.Attribute):
+        return []
+    name = ast.unparse(receiver)
+    loop = innermost(text, line, (ast.For,))
+    if isinstance(loop, ast.For) and loop.body == [stmt] and ast.unparse(loop.target) == name:
+        if not isinstance(loop.iter, ast.Name | ast.Attribute):
+            return []
+        walked = ast.unparse(loop.iter)
+        return [_replace(file, loop, f"{walked} = {walked}.detach()"),
+                _replace(file, loop, f"{walked} = [{name}.detach() for {name} in {walked}]")]
+    return [_replace(file, stmt, f"{name} = {name}.detach()")]  # type: ignore[arg-type]
+
+
+def _replace(file: str, node: ast.stmt, code: str) -> Site:
+    """``node``'s lines replaced by the statement ``code``, at its indentation."""
+    indent = " " * node.col_offset
+    end = node.end_lineno or node.lineno
+    drops = tuple(TextEdit(n, 0, "", drop_line=True) for n in range(node.lineno, end + 1))
+    edits = (*drops, TextEdit(node.lineno, 0, f"{indent}{code}\n"))
+    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:{KIND_NAME}:{code}", file=file,
+                line=node.lineno, col=node.col_offset, kind=STATEMENT, target=code, code=code,
+                start=(node.lineno, node.col_offset), end=(end, 0), depth=0, indent=indent,
+                fix=DETACH, rewrite=edits)  # fmt: skip
+
+
+class DetachOutOfPlace(Kind):
+    name = KIND_NAME
+    reference = NONE
+    keeps_prefix = True
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        return found.error_class == DETACH_VIEW and bool(rewrites(found, ctx))
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return ranked([[site] for site in rewrites(found, ctx)])
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `detach_()` was "
+            "called on a view, which autograd cannot detach in place; detached out of place, "
+            "the values are kept and the graph is cut where the program meant to cut it."
+        )
+
+
+KIND = DetachOutOfPlace()
