@@ -289,7 +289,9 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             previous = _first_own(traced.get("previous_loss_frames"), own) or previous
         return replace(base, evidence="tracer", previous_backward=previous,
                        stepped=bool(traced.get("stepped")),
-                       grad_call=_first_own(traced.get("grad_frames"), own))  # fmt: skip
+                       grad_call=_first_own(traced.get("grad_frames"), own),
+                       target_of=_first_own(traced.get("target_of_frames"), own),
+                       target_loss=traced.get("target_loss", ""))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
         view = traced.get("view") or {}
         written = traced["mutation"]

@@ -467,6 +467,11 @@ class Tracer:
             if self.grad_freed is not None and self.grad_freed[0] == self.epoch:
                 self.diagnosis["grad_frames"] = self.grad_freed[1]  # since the last backward
         self._add_carry(roots, self.diagnosis)
+        carry = (self.diagnosis or {}).get("carry")
+        if carry and self.diagnosis and self.diagnosis.get("kind") == "backward_twice":
+            # a graph kept from an earlier pass that only a loss's target reads (a teacher's
+            # logits cached once with grad on): the target is the constant to make
+            self.diagnosis.update(self._target_of(carry["producer_frames"]))
 
     def grad_called(self, kwargs: dict[str, Any]) -> None:
         """``torch.autograd.grad`` ran without ``retain_graph`` or ``create_graph``: it

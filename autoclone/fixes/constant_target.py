@@ -17,7 +17,7 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 
-from autoclone.classify import INPLACE_VERSION
+from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import DETACH, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, target_refusal, where
 from autoclone.fixes._ast import FUNCTIONS, assigned_pairs
@@ -27,6 +27,8 @@ from autoclone.labels import LABEL_LOSSES, REGRESSION_LOSSES, SOFT_CROSS_ENTROPY
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "constant_target"
+#: A version conflict, or a graph kept from an earlier pass, that only a target reaches
+_CLASSES = frozenset({INPLACE_VERSION, BACKWARD_TWICE})
 _LOSSES = frozenset(LABEL_LOSSES + REGRESSION_LOSSES)
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
 
@@ -127,7 +129,7 @@ class ConstantTarget(Kind):
     reference = CONSTANT_TARGETS
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return found.error_class == INPLACE_VERSION and found.target_of is not None
+        return found.error_class in _CLASSES and found.target_of is not None
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         """Every target where it is made, together, first: the reference makes every
