@@ -38,6 +38,7 @@ from autoclone.fixes import (
     reset_state,
     retain_graph,
     stack_views,
+    step_later,
 )
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
@@ -47,6 +48,7 @@ KINDS: tuple[FixKind, ...] = (
     constant_target.KIND,
     create_graph.KIND,
     rescore.KIND,
+    step_later.KIND,
     optimizer_step.KIND,
     recompute.KIND,
     detach_target.KIND,
