@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -223,3 +224,18 @@ def _closing(text: str, start: int) -> int | None:
         elif text[index] in "\"'#":
             return None  # strings and comments: leave such lines alone
     return None
+
+
+def statement_replaced(
+    file: str, node: ast.stmt, code: str, fix: str, key: str, target: str
+) -> Site:
+    """``node``'s lines replaced by the one statement ``code`` at its indentation: a loop
+    rewritten as the list it means, a loop of in-place detaches as one detach."""
+    indent = " " * node.col_offset
+    end = node.end_lineno or node.lineno
+    drops = tuple(TextEdit(n, 0, "", drop_line=True) for n in range(node.lineno, end + 1))
+    edits = (*drops, TextEdit(node.lineno, 0, f"{indent}{code}\n"))
+    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:{key}", file=file, line=node.lineno,
+                col=node.col_offset, kind=STATEMENT, target=target, code=code,
+                start=(node.lineno, node.col_offset), end=(end, 0), depth=0, indent=indent,
+                fix=fix, rewrite=edits)  # fmt: skip

@@ -20,9 +20,9 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import DETACH_VIEW
-from autoclone.codemods.sites import DETACH, STATEMENT, Site
+from autoclone.codemods.rewrites import statement_replaced
+from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost
 
@@ -61,15 +61,7 @@ def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:
 
 
 def _replace(file: str, node: ast.stmt, code: str) -> Site:
-    """``node``'s lines replaced by the statement ``code``, at its indentation."""
-    indent = " " * node.col_offset
-    end = node.end_lineno or node.lineno
-    drops = tuple(TextEdit(n, 0, "", drop_line=True) for n in range(node.lineno, end + 1))
-    edits = (*drops, TextEdit(node.lineno, 0, f"{indent}{code}\n"))
-    return Site(id=f"{file}:{node.lineno}:{node.col_offset}:{KIND_NAME}:{code}", file=file,
-                line=node.lineno, col=node.col_offset, kind=STATEMENT, target=code, code=code,
-                start=(node.lineno, node.col_offset), end=(end, 0), depth=0, indent=indent,
-                fix=DETACH, rewrite=edits)  # fmt: skip
+    return statement_replaced(file, node, code, DETACH, f"{KIND_NAME}:{code}", code)
 
 
 class DetachOutOfPlace(Kind):

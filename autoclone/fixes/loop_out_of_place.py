@@ -20,9 +20,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import statement_replaced
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
 from autoclone.fixes._ast import LOOPS, innermost
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
@@ -73,14 +73,7 @@ def rebuilt(found: Diagnosis, ctx: Context) -> Site | None:
     target = loop.target
     bound = ", ".join(map(ast.unparse, target.elts)) if isinstance(target, ast.Tuple) else ""
     code = f"{name} = [{value} for {bound or ast.unparse(target)} in {ast.unparse(loop.iter)}]"
-    indent = " " * loop.col_offset
-    end = loop.end_lineno or loop.lineno
-    drops = tuple(TextEdit(n, 0, "", drop_line=True) for n in range(loop.lineno, end + 1))
-    edits = (*drops, TextEdit(loop.lineno, 0, f"{indent}{code}\n"))
-    return Site(id=f"{file}:{loop.lineno}:{loop.col_offset}:{KIND_NAME}", file=file,
-                line=loop.lineno, col=loop.col_offset, kind=STATEMENT, target=name, code=code,
-                start=(loop.lineno, loop.col_offset), end=(end, 0), depth=0, indent=indent,
-                fix=KIND_NAME, rewrite=edits)  # fmt: skip
+    return statement_replaced(file, loop, code, KIND_NAME, KIND_NAME, name)
 
 
 class LoopOutOfPlace(Kind):
