@@ -105,16 +105,6 @@ def _class_at(text: str, line: int) -> ast.ClassDef | None:
     return found if isinstance(found, ast.ClassDef) else None
 
 
-def _pass_scope(tree: ast.Module, line: int) -> ast.AST | None:
-    """The innermost loop or function around ``line``: one pass of the backward call."""
-    scope: ast.AST | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, (*FUNCTIONS, *LOOPS)) and node.lineno < line <= (node.end_lineno or 0):
-            if scope is None or node.lineno > scope.lineno:  # type: ignore[attr-defined]
-                scope = node
-    return scope
-
-
 def _first_statement(scope: ast.AST) -> ast.stmt:
     """Where a pass begins: the first statement of its body, a docstring skipped."""
     body = scope.body  # type: ignore[attr-defined]
@@ -150,22 +140,22 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
     owner = _class_at(ctx.texts[made[0]], made[1])
     method = _reset_method(owner, classes) if owner is not None else ""
-    scope = _pass_scope(trees[failing[0]], failing[1]) if method else None
+    text = ctx.texts[failing[0]]
+    scope = innermost(text, failing[1], (*FUNCTIONS, *LOOPS)) if method else None
     if scope is None:
-        return []
+        return []  # the backward call's pass: the innermost loop or function around it
     start = _first_statement(scope)
-    here = innermost(ctx.texts[failing[0]], failing[1], FUNCTIONS)
+    here = innermost(text, failing[1], FUNCTIONS)
     first, last = scope.lineno, scope.end_lineno or 0  # type: ignore[attr-defined]
-    for file, call in _reset_calls(trees, method):
-        inside = file == failing[0] and first <= call.lineno <= last
-        if inside:
-            return []
-    for file, call in _reset_calls(trees, method):
+    calls = _reset_calls(trees, method)
+    if any(file == failing[0] and first <= call.lineno <= last for file, call in calls):
+        return []  # reset in the pass already: not this bug
+    ours = _class_at(text, failing[1])
+    for file, call in calls:
         name = ast.unparse(call.func.value)  # type: ignore[attr-defined]
-        there = innermost(ctx.texts[file], call.lineno, FUNCTIONS)
         mine = _class_at(ctx.texts[file], call.lineno)
-        ours = _class_at(ctx.texts[failing[0]], failing[1])
-        same = there is here or (name.startswith("self.") and mine is not None and mine is ours)
+        same = innermost(ctx.texts[file], call.lineno, FUNCTIONS) is here
+        same = same or (name.startswith("self.") and mine is not None and mine is ours)
         same = same or name.split(".")[0] in _parameters(here)  # a train_step's argument
         if file == failing[0] and same:
             return [_site(failing[0], start, ctx.line(failing[0], start.lineno), name, method)]
