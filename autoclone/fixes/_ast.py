@@ -26,6 +26,13 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
+def returns_value(fn: ast.AST) -> bool:
+    """Some ``return`` in ``fn`` gives its caller a value (``return None`` does not)."""
+    return any(isinstance(n, ast.Return) and n.value is not None
+               and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+               for n in ast.walk(fn))  # fmt: skip
+
+
 def in_constructor(source: str, line: int) -> bool:
     """``line`` runs in an ``__init__``: a value made there from parameters is meant to
     train them, so a detach that makes them untrainable is never the repair."""

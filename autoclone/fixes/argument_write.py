@@ -14,13 +14,12 @@ finite steps and the report says, naming the read, that what the caller sees cha
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import CLONE, INPLACE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.fixes._ast import FUNCTIONS, innermost
+from autoclone.fixes._ast import FUNCTIONS, innermost, returns_value
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.oracle import FINITE, Reference, judge
@@ -40,10 +39,7 @@ def returned_parameters(source: str, line: int) -> set[str]:
         return set()
     args = best.args
     names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self"}
-    gives = any(isinstance(n, ast.Return) and n.value is not None
-                and not (isinstance(n.value, ast.Constant) and n.value.value is None)
-                for n in ast.walk(best))  # fmt: skip
-    return names if gives else set()
+    return names if returns_value(best) else set()
 
 
 def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:

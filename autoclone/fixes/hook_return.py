@@ -24,19 +24,13 @@ from collections.abc import Mapping
 from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, returns_value
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.parsed import innermost, project_trees
 
 KIND_NAME = "hook_return"
 PRE, FORWARD = "register_forward_pre_hook", "register_forward_hook"
-
-
-def _returns_value(fn: ast.AST) -> bool:
-    return any(isinstance(n, ast.Return) and n.value is not None
-               and not (isinstance(n.value, ast.Constant) and n.value.value is None)
-               for n in ast.walk(fn))  # fmt: skip
 
 
 def _names_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> set[str]:
@@ -100,7 +94,7 @@ def hook_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         return []
     trees = project_trees(ctx.texts)
     fn = innermost(text, write[1], FUNCTIONS)
-    if not isinstance(fn, FUNCTIONS) or write[0] not in trees or _returns_value(fn):
+    if not isinstance(fn, FUNCTIONS) or write[0] not in trees or returns_value(fn):
         return []
     if isinstance(fn.body[-1], ast.Return):
         return []
