@@ -95,7 +95,8 @@ def _soft_product(original: Any, seen: Seen, torch: Any) -> Any:
             target, logp = a, b
         elif isinstance(a, torch.Tensor) and _log_probs(a) and isinstance(b, torch.Tensor):
             target, logp = b, a
-        if target is not None and target.requires_grad and torch.is_grad_enabled():
+        if (target is not None and target.requires_grad and torch.is_grad_enabled()
+                and _distribution(target, logp, torch)):  # fmt: skip
             seen.note()
             if seen.probe is not None:
                 seen.probe(logp, target, SOFT_CROSS_ENTROPY)
@@ -104,6 +105,17 @@ def _soft_product(original: Any, seen: Seen, torch: Any) -> Any:
         return original(a, b, *args, **kwargs)
 
     return product
+
+
+def _distribution(target: Any, logp: Any, torch: Any) -> bool:
+    """Each row of ``target`` is a distribution over ``logp``'s classes (soft labels, codes):
+    not a weight that multiplies log-probabilities on their way to a loss (ASL's focusing
+    weight, which is then multiplied by the real targets)."""
+    if target.shape != logp.shape or target.numel() == 0:
+        return False
+    with torch.no_grad():
+        rows = target.sum(-1)
+        return bool((target >= 0).all()) and bool(((rows - 1).abs() < 1e-3).all())
 
 
 def _log_probs(tensor: Any) -> bool:

@@ -370,6 +370,27 @@ def test_a_run_says_where_a_loss_took_labels_that_require_grad(tmp_path: Path) -
     assert result.label_grads == (("train.py", 8), ("train.py", 9))
 
 
+def test_a_hand_written_cross_entropy_notes_its_soft_labels_not_a_weight(tmp_path: Path) -> None:
+    """``-(q * F.log_softmax(z, 1)).sum(1)``: ``q``, whose rows are distributions, is a
+    loss's target (SwAV's codes, MixMatch's guesses); ASL's focusing weight, which only
+    multiplies the log-probabilities on their way to the real targets, is not."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        import torch.nn.functional as F
+        z = torch.randn(5, 3, requires_grad=True)
+        q = torch.softmax(torch.randn(5, 3, requires_grad=True), 1)
+        (-(q * F.log_softmax(z, 1)).sum(1).mean()).backward()
+        w = (1 - torch.softmax(z, 1)) ** 2
+        (-(F.log_softmax(z, 1) * w).sum(1).mean()).backward()
+        (-(q.detach() * F.log_softmax(z, 1)).sum(1).mean()).backward()
+        """
+    )
+    result = _runner(tmp_path, source).run(RunSpec({}))
+    assert result.status == "completed", result.stderr
+    assert result.label_grads == (("train.py", 5),)
+
+
 def test_a_patch_that_newly_trains_a_loss_on_its_labels_is_named() -> None:
     from autoclone.labels import new_label_gradients
 
