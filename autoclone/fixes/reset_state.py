@@ -112,6 +112,24 @@ def _first_statement(scope: ast.AST) -> ast.stmt:
     return body[1] if doc and len(body) > 1 else body[0]  # type: ignore[no-any-return]
 
 
+def _accumulates(text: str, line: int) -> bool:
+    """The statement on ``line`` adds to what it stores (``x += e``, ``x = x + e``,
+    ``cache[k] = cache.get(k, 0.0) + e``): a penalty or a loss summed over steps, which a
+    reset starts afresh. A recurrence (``out, self.h = self.rnn(x, self.h)``) is not: the
+    program resets it once a sequence and carries it between windows, cut by a detach."""
+    node = innermost(text, line, (ast.Assign, ast.AugAssign))
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.op, ast.Add)
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return False
+    value, target = node.value, node.targets[0]
+    if not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Add):
+        return False
+    held = ast.unparse(target.value if isinstance(target, ast.Subscript) else target)
+    return any(re.search(rf"(^|\W){re.escape(held)}(\W|$)", ast.unparse(side))
+               for side in (value.left, value.right))  # fmt: skip
+
+
 def _parameters(fn: ast.AST | None) -> set[str]:
     if not isinstance(fn, FUNCTIONS):
         return set()
@@ -126,7 +144,8 @@ def _reset_calls(trees: Mapping[str, ast.Module], method: str) -> list[tuple[str
 
 def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     """``<owner>.<reset>()`` at the start of the pass that calls backward, where the older
-    graph was made by a method of a project object (a hook tracker's ``self.cache``) whose
+    graph was made by adding to a value a method of a project object keeps (a hook
+    tracker's ``self.cache``), whose
     own reset the program calls only outside that pass (once an epoch): the state is meant
     to start afresh, and each pass read the one the previous pass left. The call is the
     program's own, with its receiver, where that receiver means the same object (the same
@@ -139,7 +158,9 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     nodes = (n for t in trees.values() for n in ast.walk(t))
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
     owner = _class_at(ctx.texts[made[0]], made[1])
-    method = _reset_method(owner, classes) if owner is not None else ""
+    if owner is None or not _accumulates(ctx.texts[made[0]], made[1]):
+        return []  # a recurrent state (``self.h = cell(x, self.h)``) is cut, not reset
+    method = _reset_method(owner, classes)
     text = ctx.texts[failing[0]]
     scope = innermost(text, failing[1], (*FUNCTIONS, *LOOPS)) if method else None
     if scope is None:
