@@ -7,7 +7,7 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from autoclone.parsed import innermost
+from autoclone.parsed import innermost, parsed
 
 if TYPE_CHECKING:
     from autoclone.diagnose import Diagnosis
@@ -90,3 +90,19 @@ def stores_made_at(found: Diagnosis, texts: Mapping[str, str]) -> list[Store]:
         node = innermost(text, number, (ast.Assign,)) if text else None
         out += [(file, text, target, value) for target, value in assigned_pairs(node)]
     return out
+
+
+Shared = tuple[str, ast.Module, list[ast.stmt], int, int]
+
+
+def step_block(found: Diagnosis, texts: Mapping[str, str]) -> Shared | None:
+    """The file and block holding both the write (an optimizer step) and the failing
+    backward call, with the two statements' indexes in it; None where they are apart."""
+    write, failing = found.mutation, found.failing
+    if write is None or failing is None or write[0] != failing[0]:
+        return None
+    tree = parsed(texts.get(failing[0], ""))
+    step, back = holding(tree, write[1]), holding(tree, failing[1])
+    if step is None or back is None or step[1] is not back[1]:
+        return None
+    return failing[0], tree, step[1], step[2], back[2]

@@ -27,11 +27,10 @@ from collections.abc import Mapping
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import holding
+from autoclone.fixes._ast import step_block
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.oracle import Reference, judge
 from autoclone.outcomes import Outcome
-from autoclone.parsed import parsed
 from autoclone.trial import RunResult
 
 KIND_NAME = "rescore"
@@ -80,18 +79,13 @@ def _scores(
 def rescore_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     """The scores the failing loss reads, made again just before it, where the failing
     backward call and the optimizer step that wrote the saved weights share a block."""
-    if found.mutation is None or found.failing is None or found.mutation[0] != found.failing[0]:
+    shared = step_block(found, ctx.texts)
+    match = _BACKWARD.match(ctx.line(*found.failing)) if shared and found.failing else None
+    if shared is None or match is None:
         return []
-    file = found.failing[0]
-    match = _BACKWARD.match(ctx.line(*found.failing))
-    tree = parsed(ctx.texts.get(file, "")) if match else None
-    step = holding(tree, found.mutation[1]) if tree else None
-    back = holding(tree, found.failing[1]) if tree else None
-    if match is None or tree is None or step is None or back is None or step[1] is not back[1]:
-        return []
-    block, at = step[1], step[2]
+    file, tree, block, at, back = shared
     name = match["loss"].split(".")[-1]
-    losses = [s for s in block[at + 1 : back[2]]
+    losses = [s for s in block[at + 1 : back]
               if any(_last(t) == name for t in getattr(s, "targets", ()))]  # fmt: skip
     stepped = _stepped_modules(tree, block[at])
     if not losses or not stepped:

@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import holding
+from autoclone.fixes._ast import step_block
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.fixes.optimizer_step import refreshed
-from autoclone.parsed import parsed
 
 KIND_NAME = "step_later"
 _DIFFERENTIATES = re.compile(r"\.backward\(|autograd\.grad\(")
@@ -34,21 +33,15 @@ def moved(found: Diagnosis, ctx: Context) -> Site | None:
     """The step's statement dropped, and written again after the last statement of its
     block, from the failing one on, that differentiates; None where they do not share a
     block or the step is not a statement of one line."""
-    if found.mutation is None or found.failing is None or found.mutation[0] != found.failing[0]:
+    shared = step_block(found, ctx.texts)
+    if shared is None or shared[4] <= shared[3]:
         return None
-    file = found.mutation[0]
-    text = ctx.texts.get(file, "")
-    tree = parsed(text) if text else None
-    step = holding(tree, found.mutation[1]) if tree else None
-    failing = holding(tree, found.failing[1]) if tree else None
-    if step is None or failing is None or step[1] is not failing[1] or failing[2] <= step[2]:
-        return None
-    block, at = step[1], step[2]
+    file, _, block, at, failing = shared
     statement = block[at]
     if statement.lineno != statement.end_lineno or not isinstance(statement, ast.Expr):
         return None
-    last = max(i for i in range(failing[2], len(block))
-               if i == failing[2] or _DIFFERENTIATES.search(ast.unparse(block[i])))  # fmt: skip
+    last = max(i for i in range(failing, len(block))
+               if i == failing or _DIFFERENTIATES.search(ast.unparse(block[i])))  # fmt: skip
     after = (block[last].end_lineno or block[last].lineno) + 1
     code = ctx.line(file, statement.lineno).strip()
     indent = " " * statement.col_offset
