@@ -7,10 +7,12 @@ the expert's prints, and the patch may not change more lines than the expert's f
 ``check_set`` (NAME: VALUE) makes that comparison at smaller sizes, for scripts whose
 full run takes minutes; the repair itself always sees the script as written. A
 ``wrong.py`` is the plausible trap (a patch that also removes the error): it must print
-different numbers, so taking it would be caught. ``notes`` lists words the report's notes
-must contain (what a patch changes that the user has to know), ``summary`` words an
-unfixable report's reason must contain; ``kinds`` the fix kinds of
-a patch with several conflicts (``kind`` the one kind otherwise; default clone).
+different numbers, so taking it would be caught. ``recorded.json`` (written with the patch)
+is what the expert printed, under a key of every file and version that run read: a patched
+run that prints it needs no new run of the expert or the trap (``tests/_recorded.py``).
+``notes`` lists words the report's notes must contain (what a patch changes that the user
+has to know), ``summary`` words an unfixable report's reason must contain; ``kinds`` the
+fix kinds of a patch with several conflicts (``kind`` the one kind otherwise; default clone).
 ``launcher`` (``["torchrun", N]``) repairs with ``--launcher torchrun --nproc N`` and runs
 the patched and expert scripts through ``torch.distributed.run`` with N ranks (a DDP
 script prints on rank 0 only).
@@ -27,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _recorded
 import pytest
 from _warm import WarmPython
 
@@ -35,7 +38,8 @@ from autoclone.repair import repair
 from autoclone.session import Options
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-_NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "expert", "README.md", "wrong.py"}
+_NOT_COPIED = {"expected.json", "expected.patch", "expert.py", "expert", "README.md", "wrong.py",
+               _recorded.RECORD}  # fmt: skip
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -152,7 +156,9 @@ def test_fixture(
     if request.config.getoption("--regen-fixtures"):
         patch_file.write_text(report.patch)
     assert report.patch == patch_file.read_text()
-    _check_patched_run(case, work, report.patch, args, expected.get("check_set", {}), warm_python)
+    regen = bool(request.config.getoption("--regen-fixtures"))
+    check_set = expected.get("check_set", {})
+    _check_patched_run(case, work, report.patch, args, check_set, warm_python, regen)
 
 
 def _expert_copy(case: Path, work: Path) -> Path:
@@ -185,8 +191,10 @@ def _check_patched_run(
     args: list[str],
     check_set: dict[str, str],
     warm: WarmPython | None = None,
+    regen: bool = False,
 ) -> None:
-    """The patch applies with git, runs to its end, and prints what the expert's fix prints."""
+    """The patch applies with git, runs to its end, and prints what the expert's fix prints
+    (recorded, ``tests/_recorded.py``, or run now where no record fits or it differs)."""
     expert = _expert_copy(case, work)
     original = work.parent / "original"
     shutil.copytree(work, original)
@@ -199,6 +207,8 @@ def _check_patched_run(
     cpu_mapping, launcher = expected.get("cpu_mapping", False), expected.get("launcher")
     patched = _run(work, "input.py", args, cpu_mapping, launcher, warm)
     assert patched.returncode == 0, patched.stderr[-2000:]
+    if not regen and patched.stdout == _recorded.expert_stdout(case):
+        return  # the expert printed this when it was recorded, and the trap did not
     by_expert = _run(expert, "input.py", args, cpu_mapping, launcher, warm)
     assert by_expert.returncode == 0, by_expert.stderr[-2000:]
     assert patched.stdout == by_expert.stdout
@@ -206,3 +216,5 @@ def _check_patched_run(
         shutil.copy(case / "wrong.py", expert / "input.py")
         wrong = _run(expert, "input.py", args, cpu_mapping, launcher, warm)
         assert wrong.stdout != patched.stdout
+    if regen:
+        _recorded.write(case, by_expert.stdout)
