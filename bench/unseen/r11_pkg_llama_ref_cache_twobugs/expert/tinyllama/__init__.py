@@ -1,0 +1,1 @@
+"""A tiny re-implementation of the reference LLaMA model, trained on synthetic token streams."""
