@@ -14,12 +14,13 @@ finite steps and the report says, naming the read, that what the caller sees cha
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import CLONE, INPLACE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.fixes._ast import FUNCTIONS, innermost, returns_value
+from autoclone.fixes._ast import FUNCTIONS, assigned_pairs, innermost, returns_value
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.oracle import FINITE, Reference, judge
@@ -42,15 +43,66 @@ def returned_parameters(source: str, line: int) -> set[str]:
     return names if returns_value(best) else set()
 
 
+#: Methods and attributes whose result shares memory with their receiver: a write into
+#: ``patches = imgs.unfold(2, p, p)`` is a write into the caller's ``imgs``.
+_ALIASING = frozenset(
+    {"unfold", "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t",
+     "narrow", "select", "squeeze", "unsqueeze", "expand", "expand_as", "flatten",
+     "unflatten", "movedim", "moveaxis", "swapaxes", "diagonal", "as_strided", "detach",
+     "data", "T", "mT"}
+)  # fmt: skip
+
+
+def _alias_root(value: ast.expr) -> ast.expr:
+    """What ``value`` is a view of: ``imgs`` for ``imgs.unfold(2, p, p).unfold(3, p, p)``,
+    ``x`` for ``x[:, 0].data``; ``value`` itself for anything that makes a new tensor."""
+    while True:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in _ALIASING:
+            value = value.func.value
+        elif isinstance(value, ast.Attribute) and value.attr in _ALIASING:
+            value = value.value
+        elif isinstance(value, ast.Subscript) and _basic_index(value.slice):
+            value = value.value
+        else:
+            return value
+
+
+def _basic_index(index: ast.expr) -> bool:
+    """Integers, slices and ``None``/``...`` (a view), not a tensor or a list (a copy)."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice | ast.Constant) or (isinstance(p, ast.UnaryOp)
+               and isinstance(p.operand, ast.Constant)) for p in parts)  # fmt: skip
+
+
+def written_argument(source: str, line: int, target: str) -> str | None:
+    """The argument of the innermost function around ``line`` (one that returns a
+    result: :func:`returned_parameters`) that a write into ``target`` reaches: ``target``
+    itself, or the argument it is a view of where the function binds it once
+    (``patches = imgs.unfold(2, p, p)``, then ``patches.sub_(mean)``)."""
+    params = returned_parameters(source, line)
+    if target in params:
+        return target
+    fn = innermost(source, line, FUNCTIONS)
+    if fn is None:
+        return None
+    binds = [value for node in ast.walk(fn) for name, value in assigned_pairs(node)
+             if isinstance(name, ast.Name) and name.id == target]  # fmt: skip
+    if len(binds) != 1:
+        return None
+    root = _alias_root(binds[0])
+    return root.id if isinstance(root, ast.Name) and root.id in params else None
+
+
 def argument_writes(found: Diagnosis, ctx: Context) -> list[Site]:
     """The out-of-place rewrite of the write, when what it writes is an argument of a
-    function that returns a result."""
+    function that returns a result, or a view of one."""
     write = found.mutation
     if write is None:
         return []
-    params = returned_parameters(ctx.texts.get(write[0], ""), write[1])
+    text = ctx.texts.get(write[0], "")
     return [s for s in ctx.sites if (s.file, s.line) == write and s.fix == OUT_OF_PLACE
-            and s.kind == STATEMENT and s.target in params]  # fmt: skip
+            and s.kind == STATEMENT and written_argument(text, write[1], s.target)]  # fmt: skip
 
 
 def leaf_argument_clones(found: Diagnosis, ctx: Context) -> list[Site]:
@@ -96,7 +148,7 @@ class ArgumentWrite(Kind):
             )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `{site.target}` is "
-            "an argument of this function; written in place, the write reached the caller's "
+            f"{_argument_words(site, lines)}; written in place, the write reached the caller's "
             "tensor, which autograd had saved. Out of place, the function computes the same "
             "value into a new tensor and the caller's tensor stays as it was."
         )
@@ -110,13 +162,22 @@ class ArgumentWrite(Kind):
         frames = found.mutation_frames  # innermost first: the write, then its caller
         caller = frames[1] if len(frames) > 1 else None
         return [
-            f"this changes what the caller sees: before, `{site.target} ...=` inside the "
+            f"this changes what the caller sees: before, the in-place write into "
+            f"`{site.target}` ({_argument_words(site, lines)}) inside the "
             f"function also changed the tensor the caller passed in, and later code read "
             f"the changed tensor (the call at {where(caller, lines)} received it); now it "
             "does not, and that is why the numbers differ from the original's. "
             "A clone where the tensor was saved would keep the leak and the original numbers "
             "instead; the out-of-place write is what such a helper almost always means"
         ]
+
+
+def _argument_words(site: Site, lines: Mapping[str, list[str]]) -> str:
+    text = "\n".join(lines.get(site.file, []))
+    argument = written_argument(text, site.line, site.target)
+    if argument in (None, site.target):
+        return "an argument of this function"
+    return f"a view of `{argument}`, an argument of this function"
 
 
 KIND = ArgumentWrite()
