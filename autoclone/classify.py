@@ -17,6 +17,9 @@ LEAF_INPLACE = "leaf_inplace"
 BACKWARD_TWICE = "backward_twice"
 #: ``h.detach_()`` on a view (a slice of a stacked hidden state): "Can't detach views in-place"
 DETACH_VIEW = "detach_view"
+#: ``target.requires_grad = False`` on a computed tensor (a peer's logits): "you can only
+#: change requires_grad flags of leaf variables"
+NONLEAF_REQUIRES_GRAD = "nonleaf_requires_grad"
 NO_GRAPH = "no_graph"
 NOT_AUTOGRAD = "not_autograd"
 
@@ -31,6 +34,7 @@ _PATTERNS = (
     (LEAF_INPLACE, "leaf Variable that requires grad is being used in an in-place operation"),
     (BACKWARD_TWICE, "Trying to backward through the graph a second time"),
     (DETACH_VIEW, "Can't detach views in-place"),
+    (NONLEAF_REQUIRES_GRAD, "you can only change requires_grad flags of leaf variables"),
     (NO_GRAPH, "does not require grad and does not have a grad_fn"),
 )
 
@@ -45,6 +49,8 @@ DESCRIPTIONS = {
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
     DETACH_VIEW: "detach_() was called on a view, which cannot be detached in place",
+    NONLEAF_REQUIRES_GRAD: "requires_grad was switched off on a computed tensor, "
+    "which only a leaf allows",
     NO_GRAPH: "backward was called on a tensor that no graph leads to",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }

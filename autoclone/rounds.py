@@ -108,10 +108,17 @@ def _shape(line: str) -> str:
     return re.sub(r"\d+", "#", line.replace("torch::autograd::", "")).rstrip(".")
 
 
+#: Errors raised by the statement at fault (``h.detach_()`` on a view, ``t.requires_grad =
+#: False`` on a computed tensor), not by a backward call: the failing line is the conflict.
+_RAISED_WHERE_MADE = frozenset({cls.DETACH_VIEW, cls.NONLEAF_REQUIRES_GRAD})
+
+
 def _conflict(found: Diagnosis) -> tuple[Any, ...]:
-    """What makes two diagnoses the same conflict, whatever line the run failed on."""
+    """What makes two diagnoses the same conflict, whatever backward call the run failed
+    on (for an error the statement at fault raises, that statement's line)."""
+    at = found.failing if found.error_class in _RAISED_WHERE_MADE else None
     return (found.error_class, found.saved, found.mutation, found.view, found.module_built,
-            found.carry_consumer, found.previous_backward)  # fmt: skip
+            found.carry_consumer, found.previous_backward, at)  # fmt: skip
 
 
 def _lines(sites: list[Site]) -> int:

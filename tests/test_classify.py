@@ -112,6 +112,10 @@ def _detach_view() -> None:
         row.detach_()
 
 
+def _requires_grad_off_computed() -> None:
+    (_grad_tensor(3) * 2).requires_grad_(False)
+
+
 def _no_graph() -> None:
     torch.randn(3).sum().backward()
 
@@ -134,6 +138,10 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "view of a leaf written": (_leaf_view, cls.LEAF_INPLACE),
     "backward twice": (_twice, cls.BACKWARD_TWICE),
     "a view detached in place": (_detach_view, cls.DETACH_VIEW),
+    "requires_grad off on a computed tensor": (
+        _requires_grad_off_computed,
+        cls.NONLEAF_REQUIRES_GRAD,
+    ),
     "no graph": (_no_graph, cls.NO_GRAPH),
     "shape mismatch": (_not_autograd, cls.NOT_AUTOGRAD),
 }

@@ -1,6 +1,9 @@
 """``detach_()`` on a view, made out of place: a truncated-BPTT trainer that repackages a
 hidden state stacked as one tensor with ``for s in self.state: s.detach_()`` gets
-``self.state = self.state.detach()``.
+``self.state = self.state.detach()``. Likewise ``target.requires_grad = False`` (or
+``requires_grad_(False)``) on a computed tensor, which autograd refuses ("you can only
+change requires_grad flags of leaf variables"), gets ``target = target.detach()``: what
+the flag was meant to do, in the one form a non-leaf allows.
 
 Autograd refuses to detach a view in place ("Can't detach views in-place. Use detach()
 instead"): the rows of a stacked ``(h, c)`` are views of it. The program meant to cut the
@@ -19,7 +22,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from autoclone.classify import DETACH_VIEW
+from autoclone.classify import DETACH_VIEW, NONLEAF_REQUIRES_GRAD
 from autoclone.codemods.rewrites import statement_replaced
 from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis, where
@@ -27,15 +30,30 @@ from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost
 
 KIND_NAME = "detach_out_of_place"
+_CLASSES = (DETACH_VIEW, NONLEAF_REQUIRES_GRAD)
 
 
 def _detached_call(stmt: ast.stmt) -> ast.expr | None:
-    """``x`` of a statement ``x.detach_()``."""
+    """``x`` of a statement that means "``x``, cut from its graph": ``x.detach_()``,
+    ``x.requires_grad_(False)`` or ``x.requires_grad = False``."""
+    if isinstance(stmt, ast.Assign):
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+            return target.value if _false(stmt.value) else None
+        return None
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    func = call.func if isinstance(call, ast.Call) else None
-    if isinstance(func, ast.Attribute) and func.attr == "detach_" and not call.args:  # type: ignore[union-attr]
-        return func.value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    given = [*call.args, *(k.value for k in call.keywords)]
+    if call.func.attr == "detach_" and not given:
+        return call.func.value
+    if call.func.attr == "requires_grad_" and len(given) == 1 and _false(given[0]):
+        return call.func.value
     return None
+
+
+def _false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:
@@ -45,7 +63,7 @@ def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:
         return []
     file, line = found.failing
     text = ctx.texts.get(file, "")
-    stmt = innermost(text, line, (ast.Expr,)) if text else None
+    stmt = innermost(text, line, (ast.Expr, ast.Assign)) if text else None
     receiver = _detached_call(stmt) if isinstance(stmt, ast.stmt) else None
     if receiver is None or not isinstance(receiver, ast.Name | ast.Attribute):
         return []
@@ -70,16 +88,23 @@ class DetachOutOfPlace(Kind):
     keeps_prefix = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return found.error_class == DETACH_VIEW and bool(rewrites(found, ctx))
+        return found.error_class in _CLASSES and bool(rewrites(found, ctx))
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return ranked([[site] for site in rewrites(found, ctx)])
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
-        return (
-            f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `detach_()` was "
-            "called on a view, which autograd cannot detach in place; detached out of place, "
-            "the values are kept and the graph is cut where the program meant to cut it."
+        at = f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: "
+        if found.error_class == NONLEAF_REQUIRES_GRAD:
+            return at + (
+                "`requires_grad` can be switched off only on a leaf, and this tensor was "
+                "computed; its detached copy has the same values and no graph, which is what "
+                "switching it off was meant to give: no gradient flows back through it."
+            )
+        return at + (
+            "`detach_()` was called on a view, which autograd cannot detach in place; "
+            "detached out of place, the values are kept and the graph is cut where the "
+            "program meant to cut it."
         )
 
 
