@@ -21,6 +21,15 @@ DETACH_VIEW = "detach_view"
 #: change requires_grad flags of leaf variables"
 NONLEAF_REQUIRES_GRAD = "nonleaf_requires_grad"
 NO_GRAPH = "no_graph"
+#: A tensor made under ``torch.inference_mode()`` (a cache built by ``trainer.validate()``,
+#: a frozen encoder decorated with it) used where autograd records
+INFERENCE_TENSOR = "inference_tensor"
+#: ``torch.autograd.grad(out, x)`` where ``out`` was not computed from ``x`` (an R1
+#: penalty's ``real.requires_grad_()`` set after the forward that used ``real``)
+UNUSED_INPUT = "unused_input"
+#: ``copy.deepcopy`` of a module holding a computed tensor (the weight an old-style
+#: ``spectral_norm``/``weight_norm`` hook set)
+NONLEAF_DEEPCOPY = "nonleaf_deepcopy"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -36,6 +45,10 @@ _PATTERNS = (
     (DETACH_VIEW, "Can't detach views in-place"),
     (NONLEAF_REQUIRES_GRAD, "you can only change requires_grad flags of leaf variables"),
     (NO_GRAPH, "does not require grad and does not have a grad_fn"),
+    (INFERENCE_TENSOR, "Inference tensors cannot be saved for backward"),
+    (INFERENCE_TENSOR, "Inplace update to inference tensor outside InferenceMode"),
+    (UNUSED_INPUT, "appears to not have been used in the graph"),
+    (NONLEAF_DEEPCOPY, "support the deepcopy protocol"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -52,6 +65,11 @@ DESCRIPTIONS = {
     NONLEAF_REQUIRES_GRAD: "requires_grad was switched off on a computed tensor, "
     "which only a leaf allows",
     NO_GRAPH: "backward was called on a tensor that no graph leads to",
+    INFERENCE_TENSOR: "a tensor made under torch.inference_mode() was used where autograd "
+    "records",
+    UNUSED_INPUT: "torch.autograd.grad was asked for the gradient of a tensor the outputs "
+    "were not computed from",
+    NONLEAF_DEEPCOPY: "copy.deepcopy met a computed tensor (not a leaf) in what it copied",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

@@ -140,6 +140,16 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         cls.BACKWARD_TWICE: "two backward calls ran through one graph without a carried "
         "state to detach; summing the losses or retain_graph=True is a choice about what "
         "to train, which autoclone leaves to you",
+        cls.INFERENCE_TENSOR: "make the value under torch.no_grad() instead (Lightning: "
+        "Trainer(inference_mode=False)) or .clone() it where training uses it; a cache "
+        "built while evaluating must be rebuilt when training resumes (tensor.is_inference()"
+        "); whether the values made there should train is yours to say",
+        cls.UNUSED_INPUT: "the outputs were computed before the input required grad (set "
+        "requires_grad_() before the forward that uses it) or from a copy of it; "
+        "allow_unused=True would only return None",
+        cls.NONLEAF_DEEPCOPY: "deep-copy the module before its first forward, or use "
+        "torch.nn.utils.parametrizations.spectral_norm / weight_norm, which copy cleanly; "
+        "where the copy is made changes what it holds, so autoclone leaves it to you",
     }.get(kind, "no edit the evidence supports repairs it")
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind

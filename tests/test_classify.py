@@ -7,6 +7,7 @@ into ``not_autograd``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import pytest
@@ -116,6 +117,23 @@ def _requires_grad_off_computed() -> None:
     (_grad_tensor(3) * 2).requires_grad_(False)
 
 
+def _inference_tensor_saved() -> None:
+    with torch.inference_mode():
+        cached = torch.randn(3).cos()
+    (_grad_tensor(3) * cached).sum()
+
+
+def _unused_input() -> None:
+    x = torch.randn(3)
+    out = (_grad_tensor(3) * x).sum()
+    x.requires_grad_()
+    torch.autograd.grad(out, x)
+
+
+def _deepcopy_computed() -> None:
+    copy.deepcopy({"weight": _grad_tensor(3) * 2})
+
+
 def _no_graph() -> None:
     torch.randn(3).sum().backward()
 
@@ -143,6 +161,9 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
         cls.NONLEAF_REQUIRES_GRAD,
     ),
     "no graph": (_no_graph, cls.NO_GRAPH),
+    "inference tensor saved": (_inference_tensor_saved, cls.INFERENCE_TENSOR),
+    "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),
+    "deepcopy of a computed tensor": (_deepcopy_computed, cls.NONLEAF_DEEPCOPY),
     "shape mismatch": (_not_autograd, cls.NOT_AUTOGRAD),
 }
 
