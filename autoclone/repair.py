@@ -133,6 +133,7 @@ class _Repair:
     _labels: tuple[Frame, ...] = ()  # where the original's losses took labels needing grad
     _label_leaks: list[str] = field(default_factory=list)  # refusals for that: evidence
     _restart: bool = False  # evidence that changes the candidates came in: explore again
+    _beyond: str = ""  # a verified edit got past the conflict to one no kind repairs: what
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -235,7 +236,8 @@ class _Repair:
             options = fixes.candidates(kinds, start.found, ctx)
             return self._verified(base, verified, options, reference, limit, ctx)
         reason, advice = fixes.refusal(kinds, start.found, ctx)
-        base.summary = reason or "none of the edits the evidence points at passed verification"
+        base.summary = self._beyond or reason or (
+            "none of the edits the evidence points at passed verification")
         if advice:
             base.explanation += "\n" + advice
         return base
@@ -273,7 +275,9 @@ class _Repair:
             if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point, moved):
                 continue
             found = self._next_conflict(verified, point, goal)
-            if found is not None:
+            if found is None:
+                self._note_beyond(point, verified)
+            else:
                 nxt, deeper = found
                 self._promising += [s.id for s in cand.sites]
                 self.say(f"conflict {len(kept) + 2}: {nxt.found.line}")
@@ -318,6 +322,17 @@ class _Repair:
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
+
+    def _note_beyond(self, point: _Point, verified: _Verified) -> None:
+        """The first path that got past a conflict to an error no round took up: what an
+        unfixable report says instead of the first conflict's refusal."""
+        line = verified.run.error.line if verified.run.error else ""
+        if self._beyond or cls.classify(line) == cls.NOT_AUTOGRAD:
+            return
+        edits = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in verified.sites)
+        then = rp.not_clone_fixable(cls.classify(line), line).summary
+        self._beyond = (f"{point.found.error_class} is repaired by {edits} (verified to get "
+                        f"past it), and the script then fails: {then}")  # fmt: skip
 
     def _with_reference(
         self, goal: _Goal, which: str, found: Diagnosis, traced: RunResult, verified: _Verified
