@@ -37,6 +37,7 @@ from autoclone.child_paths import remember_search_path as remember_search_path  
 from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
 from autoclone.child_paths import set_search_path
 from autoclone.child_references import (
+    function_outputs_unaliased,
     grad_stays_off,
     leaf_writes_as_data,
     retained,
@@ -533,8 +534,7 @@ def main() -> None:
         with torch.autograd.graph.allow_mutation_on_saved_tensors():
             _run_script(script, argv, state)
     elif mode == FORWARD_REFERENCE:
-        import torch
-
+        function_outputs_unaliased()
         if limit == 0:  # off from the step that failed
             grad_stays_off()
         _run_script(script, argv, state)

@@ -85,3 +85,43 @@ def grad_stays_off() -> None:
     off.autoclone_off = True  # type: ignore[attr-defined]
     torch._C._set_grad_enabled = off  # type: ignore[assignment]
     original(False)
+
+
+def function_outputs_unaliased() -> None:
+    """Once a forward reference has turned grad off for the step that failed, a custom
+    ``autograd.Function``'s output that shares memory with one of its inputs
+    (``x.view_as(x)``, or the input returned as-is) is returned as a copy. With grad on,
+    autograd refuses a write into such an output's base ("This view was created inside a
+    custom Function ... You can fix this by cloning the output of the custom Function"):
+    the program it supports is the one where the Function gave a tensor of its own, so a
+    gradient-reversal layer followed by ``nn.ReLU(inplace=True)`` on its input is judged by
+    the values the reversed branch had before the write. Steps before the failing one, and
+    no_grad blocks in them, keep the aliasing the script has."""
+    import torch
+
+    original = torch.autograd.Function.apply.__func__  # type: ignore[attr-defined]
+
+    def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(cls, *args, **kwargs)
+        if not getattr(torch._C._set_grad_enabled, "autoclone_off", False):
+            return out
+        inputs = {_memory(a) for a in args} - {None}
+
+        def own(t: Any) -> Any:
+            return t.clone() if _memory(t) in inputs else t
+
+        return tuple(own(o) for o in out) if isinstance(out, tuple) else own(out)
+
+    torch.autograd.Function.apply = classmethod(apply)  # type: ignore[assignment, method-assign]
+
+
+def _memory(value: Any) -> int | None:
+    """Where a dense tensor's storage starts; None for anything else (a sparse tensor)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return int(value.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return None

@@ -9,12 +9,22 @@ at is tried first, and explains the conflict in plain words.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone.codemods.sites import ARG, INPLACE, OPERAND, OUT_OF_PLACE, SUBSCRIPT, Site
+from autoclone.codemods.sites import (
+    ARG,
+    ASSIGN,
+    CLONE,
+    INPLACE,
+    OPERAND,
+    OUT_OF_PLACE,
+    SUBSCRIPT,
+    Site,
+)
 from autoclone.parsed import innermost
 from autoclone.trial import RunResult
 
@@ -366,7 +376,24 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
         handed = [s for s in at_write if s.kind in (ARG, OPERAND, SUBSCRIPT) and written
                   and s.target not in written]  # fmt: skip
         ordered = [s for s in at_write if s not in handed] + at_source + handed
+    if diagnosis.error_class == cls.CUSTOM_FUNCTION_VIEW and diagnosis.view is None:
+        ordered = _function_outputs(sites, write) + ordered  # what the message advises
     return list(dict.fromkeys(s.id for s in ordered))
+
+
+def _function_outputs(sites: Sequence[Site], failing: Frame | None) -> list[Site]:
+    """Clones of a custom Function's output (``GradReverse.apply(feat, alpha)``) in the
+    failing file, nearest above the failing line first: where autograd's own message
+    says to clone when no traced view names the Function."""
+    if failing is None:
+        return []
+    file, line = failing
+    made = [s for s in sites if s.file == file and s.line <= line and s.fix == CLONE
+            and s.kind in (ASSIGN, ARG) and _APPLIED.search(s.target)]  # fmt: skip
+    return sorted(made, key=lambda s: line - s.line)
+
+
+_APPLIED = re.compile(r"\.apply\(")
 
 
 def _write_order(site: Site) -> tuple[bool, bool, bool, int]:
