@@ -482,8 +482,9 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         parts.append(
             "Nothing between the parameters and this loss kept the graph: an operation with "
             "no gradient (argmax/argmin, a comparison, an integer cast such as .long(), "
-            ".item() or float()), a .detach() or .data, or a torch.no_grad() block cut it. "
-            "No edit of autoclone's kinds restores a gradient there; a differentiable "
+            ".item() or float()), a .detach() or .data, a torch.no_grad() block, or a "
+            "reentrant checkpoint whose inputs do not require grad cut it. Only the last "
+            "has an edit of autoclone's kinds (use_reentrant=False); a differentiable "
             "stand-in (softmax instead of argmax, a soft comparison) is a modelling choice."
         )
     if d.recomputed:

@@ -15,6 +15,7 @@ from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
     argument_write,
+    checkpoint_nonreentrant,
     clear_list,
     clone,
     constant_target,
@@ -69,6 +70,7 @@ KINDS: tuple[FixKind, ...] = (
     detach_view.KIND,
     detach_out_of_place.KIND,
     requires_grad_earlier.KIND,
+    checkpoint_nonreentrant.KIND,
     inplace_false.KIND,
     out_of_place.KIND,
     clone.KIND,
