@@ -276,7 +276,7 @@ class _Repair:
                 continue
             found = self._next_conflict(verified, point, goal)
             if found is None:
-                self._note_beyond(point, verified)
+                self._note_beyond(point, verified, tried=False)
             else:
                 nxt, deeper = found
                 self._promising += [s.id for s in cand.sites]
@@ -284,6 +284,7 @@ class _Repair:
                 done = self._explore(nxt, [*kept, part], deeper)
                 if done is not None:
                     return done
+                self._note_beyond(point, verified, tried=True)
         return None
 
     def _next_conflict(
@@ -323,14 +324,18 @@ class _Repair:
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
         return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
 
-    def _note_beyond(self, point: _Point, verified: _Verified) -> None:
-        """The first path that got past a conflict to an error no round took up: what an
-        unfixable report says instead of the first conflict's refusal."""
+    def _note_beyond(self, point: _Point, verified: _Verified, tried: bool) -> None:
+        """The first path that got past a conflict to an error no round repaired (no kind
+        took it up, or none of the edits ``tried`` passed): what an unfixable report says
+        instead of the first conflict's refusal."""
         line = verified.run.error.line if verified.run.error else ""
-        if self._beyond or cls.classify(line) == cls.NOT_AUTOGRAD:
+        kind = cls.classify(line)
+        if self._beyond or kind == cls.NOT_AUTOGRAD:
             return
         edits = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in verified.sites)
-        then = rp.not_clone_fixable(cls.classify(line), line).summary
+        then = rp.not_clone_fixable(kind, line).summary
+        if tried:
+            then = f"{kind}: {cls.DESCRIPTIONS[kind]}; none of the edits tried for it passed"
         self._beyond = (f"{point.found.error_class} is repaired by {edits} (verified to get "
                         f"past it), and the script then fails: {then}")  # fmt: skip
 
