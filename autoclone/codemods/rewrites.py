@@ -239,3 +239,13 @@ def statement_replaced(
                 col=node.col_offset, kind=STATEMENT, target=target, code=code,
                 start=(node.lineno, node.col_offset), end=(end, 0), depth=0, indent=indent,
                 fix=fix, rewrite=edits)  # fmt: skip
+
+
+def statement_moved(file: str, line: int, code: str, to: int, indent: str, fix: str) -> Site:
+    """The one-line statement ``code`` on ``line`` dropped and written again before line
+    ``to`` at ``indent``: an optimizer step after the last differentiation of its graph,
+    a ``requires_grad_()`` above the forward that needs it."""
+    edits = (TextEdit(line, 0, "", drop_line=True), TextEdit(to, 0, f"{indent}{code}\n"))
+    return Site(id=f"{file}:{line}:0:{fix}:{to}", file=file, line=to, col=len(indent),
+                kind=STATEMENT, target=code, code=code, start=(to, 0), end=(to, 0), depth=0,
+                indent=indent, fix=fix, rewrite=edits)  # fmt: skip

@@ -17,9 +17,9 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import UNUSED_INPUT
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import statement_moved
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
 from autoclone.fixes._ast import holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
@@ -80,13 +80,8 @@ def _site(file: str, flag: ast.stmt, before: ast.stmt, ctx: Context) -> Site | N
     if flag.lineno != flag.end_lineno:
         return None
     code = ctx.line(file, flag.lineno).strip()
-    indent = " " * before.col_offset
-    edits = (TextEdit(flag.lineno, 0, "", drop_line=True),
-             TextEdit(before.lineno, 0, f"{indent}{code}\n"))  # fmt: skip
-    return Site(id=f"{file}:{flag.lineno}:0:{KIND_NAME}:{before.lineno}", file=file,
-                line=before.lineno, col=before.col_offset, kind=STATEMENT, target=code,
-                code=code, start=(before.lineno, 0), end=(before.lineno, 0), depth=0,
-                indent=indent, fix=KIND_NAME, rewrite=edits)  # fmt: skip
+    return statement_moved(file, flag.lineno, code, before.lineno, " " * before.col_offset,
+                           KIND_NAME)  # fmt: skip
 
 
 class RequiresGradEarlier(Kind):

@@ -18,9 +18,9 @@ import ast
 import re
 from collections.abc import Mapping
 
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import statement_moved
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
-from autoclone.edits import TextEdit
 from autoclone.fixes._ast import step_block
 from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.fixes.optimizer_step import refreshed
@@ -44,13 +44,8 @@ def moved(found: Diagnosis, ctx: Context) -> Site | None:
                if i == failing or _DIFFERENTIATES.search(ast.unparse(block[i])))  # fmt: skip
     after = (block[last].end_lineno or block[last].lineno) + 1
     code = ctx.line(file, statement.lineno).strip()
-    indent = " " * statement.col_offset
-    edits = (TextEdit(statement.lineno, 0, "", drop_line=True),
-             TextEdit(after, 0, f"{indent}{code}\n"))  # fmt: skip
-    return Site(id=f"{file}:{statement.lineno}:0:{KIND_NAME}:{after}", file=file, line=after,
-                col=statement.col_offset, kind=STATEMENT, target=code, code=code,
-                start=(after, 0), end=(after, 0), depth=0, indent=indent, fix=KIND_NAME,
-                rewrite=edits)  # fmt: skip
+    return statement_moved(file, statement.lineno, code, after, " " * statement.col_offset,
+                           KIND_NAME)  # fmt: skip
 
 
 class StepLater(Kind):
