@@ -106,3 +106,28 @@ def step_block(found: Diagnosis, texts: Mapping[str, str]) -> Shared | None:
     if step is None or back is None or step[1] is not back[1]:
         return None
     return failing[0], tree, step[1], step[2], back[2]
+
+
+def requires_grad_flag(stmt: ast.stmt) -> tuple[ast.expr, bool] | None:
+    """``(x, on)`` of a statement that sets ``x``'s flag: ``x.requires_grad = True/False``,
+    ``x.requires_grad_()``, ``x.requires_grad_(False)``; None for anything else (a flag
+    that is not a literal too)."""
+    if isinstance(stmt, ast.Assign):
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+            return _with_literal(target.value, [stmt.value])
+        return None
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    if call.func.attr != "requires_grad_":
+        return None
+    given = [*call.args, *(k.value for k in call.keywords)]
+    return (call.func.value, True) if not given else _with_literal(call.func.value, given)
+
+
+def _with_literal(receiver: ast.expr, given: list[ast.expr]) -> tuple[ast.expr, bool] | None:
+    if len(given) != 1 or not isinstance(given[0], ast.Constant):
+        return None
+    value = given[0].value
+    return (receiver, value) if isinstance(value, bool) else None

@@ -26,6 +26,7 @@ from autoclone.classify import DETACH_VIEW, NONLEAF_REQUIRES_GRAD
 from autoclone.codemods.rewrites import statement_replaced
 from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes._ast import requires_grad_flag
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost
 
@@ -36,24 +37,15 @@ _CLASSES = (DETACH_VIEW, NONLEAF_REQUIRES_GRAD)
 def _detached_call(stmt: ast.stmt) -> ast.expr | None:
     """``x`` of a statement that means "``x``, cut from its graph": ``x.detach_()``,
     ``x.requires_grad_(False)`` or ``x.requires_grad = False``."""
-    if isinstance(stmt, ast.Assign):
-        target = stmt.targets[0] if len(stmt.targets) == 1 else None
-        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
-            return target.value if _false(stmt.value) else None
-        return None
+    flag = requires_grad_flag(stmt)
+    if flag is not None:
+        return None if flag[1] else flag[0]
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return None
-    given = [*call.args, *(k.value for k in call.keywords)]
-    if call.func.attr == "detach_" and not given:
-        return call.func.value
-    if call.func.attr == "requires_grad_" and len(given) == 1 and _false(given[0]):
+    if call.func.attr == "detach_" and not call.args and not call.keywords:
         return call.func.value
     return None
-
-
-def _false(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is False
 
 
 def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:

@@ -20,7 +20,7 @@ from autoclone.classify import UNUSED_INPUT
 from autoclone.codemods.rewrites import statement_moved
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.fixes._ast import holding
+from autoclone.fixes._ast import holding, requires_grad_flag
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -29,19 +29,8 @@ KIND_NAME = "requires_grad_earlier"
 
 def _flagged(stmt: ast.stmt) -> str | None:
     """``x`` of ``x.requires_grad_()``, ``x.requires_grad_(True)``, ``x.requires_grad = True``."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        target, value = stmt.targets[0], stmt.value
-        if isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
-                and isinstance(value, ast.Constant) and value.value is True:
-            return ast.unparse(target.value)
-        return None
-    call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
-        return None
-    given = [*call.args, *(k.value for k in call.keywords)]
-    on = not given or (len(given) == 1 and isinstance(given[0], ast.Constant)
-                       and given[0].value is True)  # fmt: skip
-    return ast.unparse(call.func.value) if call.func.attr == "requires_grad_" and on else None
+    flag = requires_grad_flag(stmt)
+    return ast.unparse(flag[0]) if flag is not None and flag[1] else None
 
 
 def _reads(stmt: ast.stmt, name: str) -> bool:
