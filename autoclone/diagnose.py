@@ -381,6 +381,10 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
     return list(dict.fromkeys(s.id for s in ordered))
 
 
+#: A custom autograd Function called: ``GradReverse.apply(feat, alpha)``
+_APPLIED = re.compile(r"\.apply\(")
+
+
 def _function_outputs(sites: Sequence[Site], failing: Frame | None) -> list[Site]:
     """Clones of a custom Function's output (``GradReverse.apply(feat, alpha)``) in the
     failing file, nearest above the failing line first: where autograd's own message
@@ -392,8 +396,6 @@ def _function_outputs(sites: Sequence[Site], failing: Frame | None) -> list[Site
             and s.kind in (ASSIGN, ARG) and _APPLIED.search(s.target)]  # fmt: skip
     return sorted(made, key=lambda s: line - s.line)
 
-
-_APPLIED = re.compile(r"\.apply\(")
 
 
 def _write_order(site: Site) -> tuple[bool, bool, bool, int]:

@@ -133,7 +133,7 @@ class _Repair:
     _labels: tuple[Frame, ...] = ()  # where the original's losses took labels needing grad
     _label_leaks: list[str] = field(default_factory=list)  # refusals for that: evidence
     _restart: bool = False  # evidence that changes the candidates came in: explore again
-    _beyond: str = ""  # a verified edit got past the conflict to one no kind repairs: what
+    _beyond: str = ""  # the summary when a verified edit got past a conflict to one unrepaired
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -333,9 +333,8 @@ class _Repair:
         if self._beyond or kind == cls.NOT_AUTOGRAD:
             return
         edits = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in verified.sites)
-        then = rp.not_clone_fixable(kind, line).summary
-        if tried:
-            then = f"{kind}: {cls.DESCRIPTIONS[kind]}; none of the edits tried for it passed"
+        then = (f"{kind}: {cls.DESCRIPTIONS[kind]}; none of the edits tried for it passed"
+                if tried else rp.not_clone_fixable(kind, line).summary)  # fmt: skip
         self._beyond = (f"{point.found.error_class} is repaired by {edits} (verified to get "
                         f"past it), and the script then fails: {then}")  # fmt: skip
 
