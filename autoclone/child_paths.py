@@ -92,12 +92,17 @@ class _IntoCopy(importlib.abc.MetaPathFinder):
         )
 
 
+def trial_search_path(pythonpath: str) -> list[str]:
+    """``sys.path`` as a fresh interpreter with ``PYTHONPATH=pythonpath`` would start."""
+    remember_search_path()
+    assert _STARTED is not None
+    return search_path(_STARTED[0], _STARTED[1], pythonpath)
+
+
 def set_search_path(env: os._Environ[str]) -> None:
     """The trial's ``PYTHONPATH`` on ``sys.path``, and modules of the user's project
     loaded from the trial's copy whichever finder finds them."""
-    remember_search_path()
-    assert _STARTED is not None
-    sys.path[:] = search_path(_STARTED[0], _STARTED[1], env.get("PYTHONPATH", ""))
+    sys.path[:] = trial_search_path(env.get("PYTHONPATH", ""))
     user, copy = env.get("AUTOCLONE_USER_ROOT", ""), env.get("AUTOCLONE_ROOT", "")
     if user and copy and user != copy:
         sys.meta_path.insert(0, _IntoCopy(user, copy))

@@ -15,7 +15,6 @@ import concurrent.futures
 import contextlib
 import json
 import os
-import select
 import shutil
 import stat
 import subprocess
@@ -30,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import autoclone
-from autoclone import isolation, lifecycle, outputs
+from autoclone import isolation, lifecycle, outputs, zygotes
 from autoclone import launcher as launching
 from autoclone.classify import NOT_AUTOGRAD, classify
 from autoclone.snapshot import MARKER, Snapshot
+from autoclone.zygotes import Zygote
 
 
 @dataclass(frozen=True)
@@ -360,7 +360,7 @@ class Runner:
                 return None
             if self._idle:
                 return self._idle.pop()
-        zygote = Zygote.start(env, self._session)
+        zygote = zygotes.take(env, self._session) or Zygote.start(env, self._session)
         with self._lock:
             if zygote is None:
                 self.warm = False
@@ -374,12 +374,15 @@ class Runner:
     def close(self) -> None:
         """Stop every zygote that was started and remove the session directory."""
         with self._lock:
-            started, self._started, self._idle = self._started, [], []
-            self._closed = True
-        for zygote in started:  # all asked at once, then waited for
+            started, idle = self._started, self._idle
+            self._started, self._idle, self._closed = [], [], True
+        busy = [zygote for zygote in started if zygote not in idle]
+        for zygote in busy:  # all asked at once, then waited for
             zygote._send({"exit": True})
-        for zygote in started:
+        for zygote in busy:
             zygote.stop()
+        for zygote in idle:  # for the next runner of this process (``autoclone.zygotes``)
+            zygotes.keep(zygote)
         self._removing.shutdown(wait=True)
         with self._tree_lock:
             if self._forget is not None:
@@ -440,78 +443,6 @@ class Runner:
             real = Path(os.path.realpath(path))
             out.append(str(project / real.relative_to(root)) if real.is_relative_to(root) else path)
         return out
-
-
-class Zygote:
-    """The parent's handle on ``autoclone.zygote``: one request, one forked trial."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-
-    @classmethod
-    def start(cls, env: dict[str, str], session: Path | None) -> Zygote | None:
-        env = {**env, "AUTOCLONE_SESSION": str(session or "")}
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from autoclone.zygote import serve; serve()"],
-            cwd=session or tempfile.gettempdir(), env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            start_new_session=True,
-        )  # fmt: skip
-        zygote = cls(proc)
-        if zygote._read(120.0) != {"ready": True}:
-            zygote.stop()
-            return None
-        return zygote
-
-    def _read(self, timeout: float) -> dict[str, Any] | None:
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], max(timeout, 0.0))
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
-
-    def _send(self, request: dict[str, Any]) -> bool:
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-        except (OSError, ValueError):  # ValueError: stdin already closed
-            return False
-        return True
-
-    def run(self, cwd: str, env: dict[str, str], trial: Path, timeout: float) -> bool | None:
-        """Run one trial; True if it timed out, None if the zygote itself failed."""
-        request = {"cwd": cwd, "env": env, "stdout": str(trial / "stdout"),
-                   "stderr": str(trial / "stderr"), "dir": str(trial)}  # fmt: skip
-        if not self._send(request):
-            return None
-        started = self._read(30.0)
-        if not started or "pid" not in started:
-            return None
-        pid = int(started["pid"])
-        lifecycle.track(pid)
-        try:
-            done = self._read(timeout)
-        finally:
-            lifecycle.kill_group(pid)  # on timeout, on a stop signal, and for what is left
-            lifecycle.untrack(pid)
-        if done is None:
-            return None if self._read(30.0) is None else True
-        return False
-
-    def stop(self) -> None:
-        """Ask the zygote to exit (it ends a running trial first); kill it if it will not."""
-        self._send({"exit": True})
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            lifecycle.kill_group(self.proc.pid)
-            self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:

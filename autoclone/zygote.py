@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autoclone import isolation
+from autoclone.child_paths import remember_search_path, trial_search_path
 from autoclone.lifecycle import (
     become_subreaper,
     die_with_parent,
@@ -68,9 +69,10 @@ COLD = "AUTOCLONE_COLD_IMPORTS"
 _SERVE = "from autoclone.zygote import serve; serve()"
 
 
-def script_imports(script: str, root: str) -> list[str]:
+def script_imports(script: str, root: str, user: str | None = None) -> list[str]:
     """Modules the script imports at its top level (module body, ``try`` and ``if``
-    blocks) that live outside its project: what every trial would import again."""
+    blocks) that live outside its project: what every trial would import again. ``user``:
+    the user's project folder (default: the runner's, from the environment)."""
     try:
         tree = ast.parse(Path(script).read_bytes())
     except (OSError, SyntaxError, ValueError):
@@ -85,7 +87,8 @@ def script_imports(script: str, root: str) -> list[str]:
             names.append(node.module)
         elif isinstance(node, (ast.Try, ast.If)):
             body[:0] = [*node.body, *getattr(node, "orelse", [])]
-    user = os.environ.get("AUTOCLONE_USER_ROOT", "")
+    if user is None:
+        user = os.environ.get("AUTOCLONE_USER_ROOT", "")
     return [name for name in dict.fromkeys(names) if _outside(name, root, user)]
 
 
@@ -121,28 +124,52 @@ def _threads() -> int:
         return 1
 
 
+def _ahead(env: dict[str, str] | os._Environ[str]) -> list[str]:
+    """The modules a zygote started for the runner of ``env`` imports ahead."""
+    root = env.get("AUTOCLONE_ROOT", "")
+    script = env.get("AUTOCLONE_SCRIPT", "")
+    return script_imports(script, root, env.get("AUTOCLONE_USER_ROOT", "")) if root else []
+
+
 def _warm_script_imports() -> list[str]:
     """Import the script's third-party modules once, so no trial pays for them. A module
     that fails to import is skipped (the trial meets its error itself); one that starts
-    a thread makes the zygote start over without any (a fork keeps no threads)."""
+    a thread makes the zygote start over without any (a fork keeps no threads). Returns
+    the modules it tried: what another runner's script must import for this zygote to
+    serve it (``_fits``)."""
     if os.environ.get(COLD):
         return []
-    env = os.environ
-    root = env.get("AUTOCLONE_ROOT", "")
-    names = script_imports(env.get("AUTOCLONE_SCRIPT", ""), root) if root else []
-    threads, done = _threads(), []
+    names = _ahead(os.environ)
+    threads = _threads()
     for name in names:
         try:
             importlib.import_module(name)
-            done.append(name)
         except BaseException:  # noqa: BLE001, S112 - its own trial will report it
             continue
     if _threads() > threads:
         os.environ[COLD] = "1"
-        os.execv(
-            sys.executable, [sys.executable, "-c", "from autoclone.zygote import serve; serve()"]
-        )
-    return done
+        os.execv(sys.executable, [sys.executable, "-c", _SERVE])
+    return names
+
+
+def _fits(env: dict[str, str], ahead: list[str], warm: set[str]) -> bool:
+    """Whether a zygote started for the runner of ``env`` (another runner of the same
+    process, with the same interpreter and environment: ``autoclone.zygotes``) would have
+    imported what this one imported ahead, read with that runner's own search path: the
+    same modules beyond those the warm-up had imported (``warm``; importing those again
+    does nothing), in the same order. Then this zygote is what that one would be: it may
+    fork that runner's trials."""
+    if os.environ.get(COLD):
+        return False
+    kept = list(sys.path)
+    sys.path[:] = trial_search_path(env.get("PYTHONPATH", ""))
+    try:
+        asked = [name for name in _ahead(env) if name not in warm]
+        return asked == [name for name in ahead if name not in warm]
+    except Exception:  # noqa: BLE001 - undecided is no
+        return False
+    finally:
+        sys.path[:] = kept
 
 
 def _child(request: dict[str, Any], zygote: int) -> None:
@@ -271,12 +298,17 @@ def _end_trial(pid: int) -> None:
             return
 
 
+#: The session directory of the runner this zygote serves (the one it was started for, or
+#: the one that took it up last): removed should autoclone die
+_session = {"dir": ""}
+
+
 def _abandoned(request: dict[str, Any]) -> None:
     """The parent died: leave nothing behind (the trial's own TMPDIR, its folder, the
     session's), then go."""
     trial = request.get("dir")
     temp = os.path.realpath(os.path.join(trial, "tmp")) if trial else None
-    for directory in (temp, trial, os.environ.get("AUTOCLONE_SESSION")):
+    for directory in (temp, trial, _session["dir"]):
         if directory:
             shutil.rmtree(directory, ignore_errors=True)
     os._exit(0)
@@ -286,11 +318,12 @@ def serve() -> None:
     """Fork a child for each request until the parent says ``exit`` or goes away."""
     answer = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the parent
-    from autoclone.child import remember_search_path
-
     remember_search_path()  # each trial replaces the first trial's PYTHONPATH with its own
+    _session["dir"] = os.environ.get("AUTOCLONE_SESSION", "")
     _warm_up()
-    _warm_script_imports()
+    warm = set(sys.modules)
+    ahead = _warm_script_imports()
+    os.chdir("/")  # the session's folder goes with its runner; the zygote may serve the next
     sys.stdout.flush()
     become_subreaper()
     print(json.dumps({"ready": True}), file=answer, flush=True)
@@ -298,6 +331,12 @@ def serve() -> None:
     me = os.getpid()
     request: dict[str, Any] | None = {}
     while (request := lines.line()) is not None and not request.get("exit"):
+        if "adopt" in request:  # another runner asks whether this zygote fits its script
+            fits = _fits(request["adopt"], ahead, warm)
+            if fits:
+                _session["dir"] = request["adopt"].get("AUTOCLONE_SESSION", "")
+            print(json.dumps({"fits": fits}), file=answer, flush=True)
+            continue
         pid = os.fork()
         if pid == 0:
             _child(request, me)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +91,90 @@ def test_script_imports_of_a_script_that_does_not_parse_is_nothing(
 ) -> None:
     (tmp_path / "train.py").write_text(source)
     assert script_imports(str(tmp_path / "train.py"), str(tmp_path)) == []
+
+
+SEEN = textwrap.dedent(
+    """\
+    import os, sys
+    import networkx
+    {extra}
+    print(os.getppid(), sorted(m for m in ("networkx", "jinja2", "helpers") if m in sys.modules))
+    """
+)
+
+
+def _seen(folder: Path, extra: str = "", **kwargs: object) -> tuple[int, list[str]]:
+    """The zygote a trial of a new runner in ``folder`` was forked from, and the probed
+    modules it found imported."""
+    folder.mkdir()
+    (folder / "train.py").write_text(SEEN.format(extra=extra))
+    (folder / "helpers.py").write_text("VALUE = 1\n")
+    runner = Runner(root=folder, script="train.py", **kwargs)  # type: ignore[arg-type]
+    try:
+        result = runner.run(RunSpec({}))
+    finally:
+        runner.close()
+    assert result.status == "completed", result.stderr
+    parent, modules = result.stdout.strip().split(" ", 1)
+    return int(parent), eval(modules)  # noqa: S307 - the list the probe printed
+
+
+def test_a_closed_runners_zygote_serves_the_next_runner_that_would_start_the_same(
+    tmp_path: Path,
+) -> None:
+    """The next runner of a process forks from the zygote the last one left when it would
+    have started the same zygote; another script's imports or environment get their own."""
+    first, ahead = _seen(tmp_path / "a", extra="import helpers")
+    assert ahead == ["helpers", "networkx"]
+    again, ahead = _seen(tmp_path / "b")
+    assert (again, ahead) == (first, ["networkx"])  # kept, and nothing of a's trial in it
+    again, ahead = _seen(tmp_path / "b2", extra="import math")  # imported by torch already
+    assert (again, ahead) == (first, ["networkx"])
+    other, ahead = _seen(tmp_path / "c", extra="import jinja2")
+    assert other != first and ahead == ["jinja2", "networkx"]
+    elsewhere, _ = _seen(tmp_path / "d", env={"AUTOCLONE_TEST_OTHER": "1", "OTHER_ENV": "1"})
+    assert elsewhere not in (first, other)
+
+
+KILLED = textwrap.dedent(
+    """\
+    import pathlib, sys
+    from autoclone.trial import Runner, RunSpec
+    for name in ("a", "b"):
+        folder = pathlib.Path(sys.argv[1]) / name
+        folder.mkdir()
+        (folder / "train.py").write_text(
+            "import time, pathlib\\n"
+            f"pathlib.Path({sys.argv[2]!r}, {name!r}).touch()\\n"
+            f"time.sleep({'0' if name == 'a' else '60'})\\n"
+        )
+        runner = Runner(root=folder, script="train.py")
+        runner.run(RunSpec({}))
+        runner.close()
+    """
+)
+
+
+def test_kill_9_while_a_kept_zygote_serves_the_next_runner_leaves_no_session(
+    tmp_path: Path, window: Path
+) -> None:
+    """A zygote taken up by a later runner removes that runner's session, not only the
+    one it was started for, when autoclone dies."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), str(window)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (window / "b").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (window / "b").exists()
+        assert list(temp.glob("autoclone-*")), "the second runner's session is there"
+        proc.kill()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    deadline = time.monotonic() + 10
+    while list(temp.glob("autoclone-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(temp.glob("autoclone-*"))
