@@ -25,7 +25,8 @@ def stale_module_state(
     graph was built before the last backward call: a running statistic updated from
     itself in ``forward`` and carried from step to step. Named as the frame that called
     backward reaches it (``self.model.norm.rms``, ``model[1].avg``), so the loop can cut
-    it after its backward call; None if no local of that frame leads to it."""
+    it after its backward call; ``all`` names each one (the same attribute of several
+    layers); None if no local of that frame leads to one."""
     held = []
     for module in list(modules):
         for name, value in vars(module).items():
@@ -37,12 +38,15 @@ def stale_module_state(
     frame = _user_frame(prefix)
     if frame is None:
         return None
-    for module, name, stamp in held:
-        path = _reach(frame.f_locals, module)
-        if path:
-            return {"expr": f"{path}.{name}", "frames": stamp[1],
-                    "backward_frames": [(frame.f_code.co_filename, frame.f_lineno)]}  # fmt: skip
-    return None
+    reached = [(f"{path}.{name}", stamp) for module, name, stamp in held
+               if (path := _reach(frame.f_locals, module))]  # fmt: skip
+    if not reached:
+        return None
+    return {"expr": reached[0][0], "frames": reached[0][1][1],
+            "backward_frames": [(frame.f_code.co_filename, frame.f_lineno)],
+            # every such attribute (a cache in each layer of a model), with where its
+            # carried graph was made
+            "all": [{"expr": expr, "frames": stamp[1]} for expr, stamp in reached]}  # fmt: skip
 
 
 def _older(value: Any, epoch: int, budget: int = 20_000) -> Any:

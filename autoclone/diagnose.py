@@ -96,6 +96,9 @@ class Diagnosis:
     #: that called backward (``state_at``) reaches it
     module_state: str = ""
     state_at: Frame | None = None
+    #: Every such attribute (``model.layers[0].attention.cache_k``, ``...[1]...``), each
+    #: with the user frame that made its carried graph (in the module's own method)
+    module_states: tuple[tuple[str, Frame | None], ...] = ()
     #: The loss whose target alone reaches the saved tensor (guessed labels averaged in
     #: place, then the target of ``mse_loss``): the write conflicts only because autograd
     #: differentiates a target
@@ -289,7 +292,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         )
     state = traced.get("module_state") or {}
     if state and state.get("backward_frames"):
-        base = replace(base, module_state=state["expr"],
+        every = tuple((e["expr"], _first_own(e["frames"], own)) for e in state.get("all", ()))
+        base = replace(base, module_state=state["expr"], module_states=every,
                        state_at=_first_own(state["backward_frames"], own))  # fmt: skip
     if traced.get("kind") == "inplace_version":
         return replace(base, **_version_evidence(traced, own))

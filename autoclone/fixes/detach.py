@@ -256,7 +256,41 @@ def _module_state_sets(found: Diagnosis, texts: Mapping[str, str]) -> list[list[
     lines = texts.get(file, "").splitlines()
     if not 0 < line <= len(lines):
         return []
-    return [[detach_after(file, line, lines[line - 1], found.module_state)]]
+    exprs = [expr for expr, _ in found.module_states] or [found.module_state]
+    after: list[Site | None] = [detach_after(file, line, lines[line - 1], e) for e in exprs]
+    inside = _rebound_reads(found, texts)
+    if len(exprs) > 1 and inside:  # the same state in several instances (each layer's
+        return [inside, after]  # cache): cut in their class, whatever their number
+    return [after, inside] if inside else [after]
+
+
+def _rebound_reads(found: Diagnosis, texts: Mapping[str, str]) -> list[Site | None]:
+    """The reads of each carried attribute where its class binds it again from itself
+    (``self.cache_k = self.cache_k.to(x)``, ``self.rms = m * self.rms + ...``), detached:
+    one edit for every instance of the class, and the step's own contribution keeps its
+    graph. The class is the one whose method made the carried graph."""
+    out: dict[str, Site] = {}
+    for expr, made in found.module_states:
+        text = texts.get(made[0], "") if made else ""
+        cls = innermost(text, made[1], (ast.ClassDef,)) if made and text else None
+        attribute = expr.rsplit(".", 1)[-1]
+        for node in ast.walk(cls) if cls is not None else ():
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and _is_self(node.targets[0], attribute)):  # fmt: skip
+                continue
+            for read in ast.walk(node.value):
+                if _is_self(read, attribute):
+                    site = detach_at(made[0], text, read, "rebound")  # type: ignore[index, arg-type]
+                    out.setdefault(site.id, site)
+    return list(out.values())
+
+
+def _is_self(node: ast.AST, attribute: str) -> bool:
+    """``self.<attribute>``."""
+    return (
+        isinstance(node, ast.Attribute) and node.attr == attribute
+        and isinstance(node.value, ast.Name) and node.value.id == "self"
+    )  # fmt: skip
 
 
 def loop_of(source: str, line: int) -> tuple[int, int]:
