@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _cli import autoclone
 
 BROKEN = textwrap.dedent(
     """\
@@ -30,16 +31,6 @@ BROKEN = textwrap.dedent(
         print(f"step {step} loss {loss.item():.6f}")
     """
 )
-
-
-def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "autoclone", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from _cli import autoclone
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from autoclone import notebook as nbk
@@ -23,12 +24,6 @@ def _notebook(tmp_path: Path, *cells: nbformat.NotebookNode, name: str = "nb.ipy
     path = tmp_path / name
     nbformat.write(new_notebook(cells=list(cells)), path)
     return path
-
-
-def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "autoclone", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
 def _program(path: Path) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from importlib.resources import files
 from pathlib import Path
@@ -28,6 +27,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 import pytest
+from _cli import autoclone
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -37,16 +37,6 @@ SILENT_WRITE = (
     "import torch\nw = torch.randn(4, requires_grad=True)\nfor step in range(3):\n"
     "    y = (w * w).sum()\n    w.data.mul_(0.99)\n    y.backward()\n"
 )
-
-
-def autoclone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "autoclone", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _schema() -> dict[str, Any]:
