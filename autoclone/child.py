@@ -307,8 +307,11 @@ def _install_backward_counter(state: _State) -> None:
     import torch
 
     original = torch.autograd.backward
+    running = getattr(torch._C, "_current_graph_task_id", lambda: -1)
 
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
+        if running() != -1:  # inside a backward call: a reentrant checkpoint recomputing
+            return original(tensors, *args, **kwargs)  # its block is part of the user's call
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
         loss = sum(float(t.detach().double().sum()) for t in roots if isinstance(t, torch.Tensor))
         state.losses.append(_number(loss))  # type: ignore[arg-type]

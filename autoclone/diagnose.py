@@ -488,10 +488,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         parts.append(
             "Nothing between the parameters and this loss kept the graph: an operation with "
             "no gradient (argmax/argmin, a comparison, an integer cast such as .long(), "
-            ".item() or float()), a .detach() or .data, a torch.no_grad() block, or a "
-            "reentrant checkpoint whose inputs do not require grad cut it. Only the last "
-            "has an edit of autoclone's kinds (use_reentrant=False); a differentiable "
-            "stand-in (softmax instead of argmax, a soft comparison) is a modelling choice."
+            ".item() or float()), a .detach() or .data, a torch.no_grad() block, a "
+            "function decorated with @torch.no_grad() or @torch.inference_mode(), or a "
+            "reentrant checkpoint whose inputs do not require grad cut it. The last two "
+            "have edits of autoclone's kinds (the decorator removed, use_reentrant=False); "
+            "a differentiable stand-in (softmax instead of argmax, a soft comparison) is a "
+            "modelling choice."
         )
     if d.recomputed:
         parts.append(

@@ -50,6 +50,39 @@ def test_stops_after_exactly_the_requested_backward_calls(tmp_path: Path, warm: 
     assert runner.runs == 1
 
 
+CHECKPOINTED = textwrap.dedent(
+    """\
+    import torch
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    blocks = [torch.nn.Linear(4, 4) for _ in range(3)]
+    opt = torch.optim.SGD([p for b in blocks for p in b.parameters()], lr=0.1)
+    x = torch.randn(8, 4, requires_grad=True)
+    for step in range(4):
+        h = x
+        for block in blocks:
+            h = checkpoint(block, h, use_reentrant=True)
+        loss = h.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """
+)
+
+
+def test_a_reentrant_checkpoints_own_backward_calls_are_part_of_the_users(tmp_path: Path) -> None:
+    """The reentrant checkpoint recomputes each block and calls ``torch.autograd.backward``
+    inside the user's call: counted, they made an edit to ``use_reentrant=False`` look like a
+    run that stopped short of the steps the original took (4 calls here, not 16)."""
+    runner = _runner(tmp_path, CHECKPOINTED)
+    try:
+        result = runner.run(RunSpec({}))
+    finally:
+        runner.close()
+    assert result.status == "completed", result.stderr
+    assert result.backward == 4 and len(result.losses) == 4 and len(result.grads) == 4
+
+
 def test_runs_are_reproducible_and_never_write_into_the_user_folder(
     tmp_path: Path, warm: bool
 ) -> None:

@@ -26,7 +26,7 @@ from autoclone.trial import RunResult
 _METHOD_WRITE = re.compile(r"^(?P<indent>\s*)[A-Za-z_][^=]*\.[a-z]\w*_\(.*\)\s*(#.*)?$")
 
 
-def _method_write(file: str, line: int, text: str) -> Site | None:
+def method_write(file: str, line: int, text: str) -> Site | None:
     """A statement that only calls an in-place method on an expression, not a name
     (``getattr(self.rnn, name).chunk(4)[1].fill_(1.0)``): no clone site stands for it, but
     it can run under ``no_grad`` like any update."""
@@ -71,7 +71,7 @@ class NoGrad(Kind):
         file, line = frame
         updates = {s.line: s for s in ctx.sites
                    if s.file == file and s.kind == INPLACE and s.own_line}  # fmt: skip
-        hit = updates.get(line) or _method_write(file, line, ctx.line(file, line))
+        hit = updates.get(line) or method_write(file, line, ctx.line(file, line))
         if hit is None:
             return []
         updates[line] = hit
