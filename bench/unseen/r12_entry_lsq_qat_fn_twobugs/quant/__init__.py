@@ -1,0 +1,3 @@
+from .lsq import LSQQuantizer, QuantAct, QuantLinear
+
+__all__ = ["LSQQuantizer", "QuantAct", "QuantLinear"]

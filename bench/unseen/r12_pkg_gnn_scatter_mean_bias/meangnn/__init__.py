@@ -1,0 +1,1 @@
+"""Mean-aggregation graph convolution written in the MessagePassing style (no PyG needed)."""
