@@ -104,6 +104,8 @@ class Diagnosis:
     #: differentiates a target
     target_of: Frame | None = None
     target_loss: str = ""  # ... and its name (``mse_loss``)
+    #: Every loss (and its name) whose target carried a graph its input did not
+    targets: tuple[tuple[Frame, str], ...] = ()
     #: A ``torch.autograd.grad`` call without ``create_graph`` since the last backward
     #: call: it freed the graph the failing call runs into
     grad_call: Frame | None = None
@@ -196,6 +198,12 @@ def optimizer_before_backward(d: Diagnosis) -> bool:
     """GAN-style: an optimizer step changed weights that a graph of the same iteration
     saved and had yet to backpropagate through. No single edit makes that correct."""
     return d.optimizer_step and not crosses_iterations(d)
+
+
+def _targets(noted: Sequence[Any] | None, own: Collection[str]) -> tuple[tuple[Frame, str], ...]:
+    """Each noted loss's own line, with its name."""
+    out = [(_first_own(t["loss_frames"], own), str(t["loss"])) for t in noted or ()]
+    return tuple((frame, loss) for frame, loss in out if frame is not None)
 
 
 def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | None:
@@ -305,7 +313,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                        stepped=bool(traced.get("stepped")),
                        grad_call=_first_own(traced.get("grad_frames"), own),
                        target_of=_first_own(traced.get("target_of_frames"), own),
-                       target_loss=traced.get("target_loss", ""))  # fmt: skip
+                       target_loss=traced.get("target_loss", ""),
+                       targets=_targets(traced.get("targets"), own))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
         view = traced.get("view") or {}
         written = traced["mutation"]
@@ -343,6 +352,7 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "evidence": "tracer",
         "target_of": _first_own(traced.get("target_of_frames"), own),
         "target_loss": traced.get("target_loss", ""),
+        "targets": _targets(traced.get("targets"), own),
     }
 
 

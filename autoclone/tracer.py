@@ -269,7 +269,11 @@ class Tracer:
         found = next((t for t in self.targets if stack in t["only"]), None)
         if found is None:
             return {}
-        return {"target_of_frames": found["loss_frames"], "target_loss": found["loss"]}
+        return {"target_of_frames": found["loss_frames"], "target_loss": found["loss"],
+                # every loss whose target carried a graph its input did not (a content
+                # and a style loss): the reference makes them all constant
+                "targets": [{"loss_frames": t["loss_frames"], "loss": t["loss"]}
+                            for t in self.targets]}  # fmt: skip
 
     def note_target(self, input: Any, target: Any, loss: str) -> None:  # noqa: A002
         """A loss took a target that requires grad: note the lines whose graph reaches the

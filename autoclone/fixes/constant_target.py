@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import DETACH, STATEMENT, Site
-from autoclone.diagnose import Diagnosis, target_refusal, where
+from autoclone.diagnose import Diagnosis, Frame, target_refusal, where
 from autoclone.fixes._ast import FUNCTIONS, assigned_pairs
 from autoclone.fixes.base import CONSTANT_TARGETS, Candidate, Context, Kind, ranked
 from autoclone.fixes.detach import detach_at
@@ -48,17 +48,22 @@ def target_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
     loss's function), then the target where the loss takes it."""
     if found.target_of is None:
         return []
-    file, line = found.target_of
+    return _sites_at(found.target_of, found.target_loss, texts)
+
+
+def _sites_at(at: Frame, loss: str, texts: Mapping[str, str]) -> list[Site]:
+    """``target_sites`` of the loss ``loss`` called on line ``at``."""
+    file, line = at
     text = texts.get(file, "")
     try:
         calls = [n for n in ast.walk(parsed(text)) if isinstance(n, ast.Call)
                  and n.lineno <= line <= (n.end_lineno or n.lineno)]  # fmt: skip
     except SyntaxError:
         return []
-    if found.target_loss == SOFT_CROSS_ENTROPY:
+    if loss == SOFT_CROSS_ENTROPY:
         targets = _soft_targets(text, line)
     else:
-        targets = [t for t in (_target_arg(c, found.target_loss) for c in calls) if t is not None]
+        targets = [t for t in (_target_arg(c, loss) for c in calls) if t is not None]
     out = [m for t in targets for m in [_made(file, text, line, t)] if m is not None]
     out += [detach_at(file, text, t, "target_read") for t in targets]
     return list({s.id: s for s in out}.values())
@@ -124,6 +129,20 @@ def _last_assignment(text: str, line: int, name: str) -> ast.expr | None:
     return max(values, key=lambda v: v.lineno, default=None)
 
 
+def _every_loss(found: Diagnosis, ctx: Context) -> list[list[Site]]:
+    """Every noted loss's target made constant where it is made (else where the loss takes
+    it), together: what the reference ran (a content loss and a style loss, each with a
+    target computed through the network); the search then drops those not needed."""
+    if len({at for at, _ in found.targets}) < 2:
+        return []
+    chosen: list[Site] = []
+    for at, loss in dict.fromkeys(found.targets):
+        sites = _sites_at(at, loss, ctx.texts)
+        made = [s for s in sites if ":target_made" in s.id]
+        chosen += made or sites[-1:]
+    return [list({s.id: s for s in chosen}.values())]
+
+
 class ConstantTarget(Kind):
     name = KIND_NAME
     reference = CONSTANT_TARGETS
@@ -137,20 +156,30 @@ class ConstantTarget(Kind):
         sites = target_sites(found, ctx.texts)
         made = [s for s in sites if ":target_made" in s.id]
         together = [made] if len(made) > 1 else []
-        return ranked([*together, *([s] for s in sites)], start=-2.0)
+        return ranked([*together, *([s] for s in sites), *_every_loss(found, ctx)], start=-2.0)
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         return target_refusal(found, ctx.lines)
 
+
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
-        loss = where(found.target_of, lines) if found.target_of else "the loss"
+        losses = list(dict.fromkeys(at for at, _ in found.targets))
+        if len(losses) > 1:  # the reference made every one constant
+            what = "the targets of the losses at " + " and ".join(where(a, lines) for a in losses)
+        else:
+            what = "the target of the loss at " + (
+                where(found.target_of, lines) if found.target_of else "the loss")
         at = f"just before {where((site.file, site.line), lines)}" if site.kind == STATEMENT \
             else f"at {where((site.file, site.line), lines)}"
+        then = ("which an earlier backward call freed" if found.error_class == BACKWARD_TWICE
+                else "where the in-place write changed a saved tensor")  # fmt: skip
         return (
-            f"Fix {at}: `{site.code}`: the target of the "
-            f"loss at {loss} is a constant, so the backward call no longer runs into the graph "
-            "that made it, where the in-place write changed a saved tensor."
-        )
+            f"Fix {at}: `{site.code}`: {what} are constants, so the backward call no longer "
+            f"runs into the graph that made them, {then}."
+            if len(losses) > 1 else
+            f"Fix {at}: `{site.code}`: {what} is a constant, so the backward call no longer "
+            f"runs into the graph that made it, {then}."
+        )  # fmt: skip
 
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
