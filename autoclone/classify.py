@@ -30,6 +30,13 @@ UNUSED_INPUT = "unused_input"
 #: ``copy.deepcopy`` of a module holding a computed tensor (the weight an old-style
 #: ``spectral_norm``/``weight_norm`` hook set)
 NONLEAF_DEEPCOPY = "nonleaf_deepcopy"
+#: ``torch.autograd.grad(out, x)`` where ``x`` does not require grad (diffusion times sampled
+#: without ``requires_grad``; an input differentiated inside Lightning's inference-mode test)
+INPUT_NO_GRAD = "input_no_grad"
+#: A custom ``autograd.Function`` written against its contract: an old-style (non-static)
+#: forward, a backward that returns too few gradients or one of the wrong shape, a number
+#: passed to ``save_for_backward``
+CUSTOM_FUNCTION = "custom_function"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -49,6 +56,11 @@ _PATTERNS = (
     (INFERENCE_TENSOR, "Inplace update to inference tensor outside InferenceMode"),
     (UNUSED_INPUT, "appears to not have been used in the graph"),
     (NONLEAF_DEEPCOPY, "support the deepcopy protocol"),
+    (INPUT_NO_GRAD, "One of the differentiated Tensors does not require grad"),
+    (CUSTOM_FUNCTION, "Legacy autograd function with non-static forward method"),
+    (CUSTOM_FUNCTION, "returned an incorrect number of gradients"),
+    (CUSTOM_FUNCTION, "returned an invalid gradient at index"),
+    (CUSTOM_FUNCTION, "save_for_backward can only save variables"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -70,6 +82,9 @@ DESCRIPTIONS = {
     UNUSED_INPUT: "torch.autograd.grad was asked for the gradient of a tensor the outputs "
     "were not computed from",
     NONLEAF_DEEPCOPY: "copy.deepcopy met a computed tensor (not a leaf) in what it copied",
+    INPUT_NO_GRAD: "torch.autograd.grad was asked for the gradient of a tensor that does "
+    "not require grad",
+    CUSTOM_FUNCTION: "a custom autograd Function breaks its contract with autograd",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

@@ -150,6 +150,16 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         cls.NONLEAF_DEEPCOPY: "deep-copy the module before its first forward, or use "
         "torch.nn.utils.parametrizations.spectral_norm / weight_norm, which copy cleanly; "
         "where the copy is made changes what it holds, so autoclone leaves it to you",
+        cls.INPUT_NO_GRAD: "make the tensor require grad where it is made, before the "
+        "computation that is differentiated (x = x.requires_grad_()); under an evaluation "
+        "loop that runs in inference mode (Lightning's trainer.test/validate), gradients "
+        "with respect to inputs also need Trainer(inference_mode=False)",
+        cls.CUSTOM_FUNCTION: "write forward(ctx, ...) and backward(ctx, *grads) as "
+        "@staticmethods and call the Function through .apply; backward returns one gradient "
+        "per forward input (None for a non-tensor), each of that input's shape (sum a "
+        "broadcast gradient over the broadcast dimensions); save only tensors with "
+        "ctx.save_for_backward and keep numbers as ctx attributes. How the gradient is "
+        "defined is the Function's author's to say, so autoclone offers no edit",
     }.get(kind, "no edit the evidence supports repairs it")
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind

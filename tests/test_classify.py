@@ -138,6 +138,42 @@ def _no_graph() -> None:
     torch.randn(3).sum().backward()
 
 
+def _input_no_grad() -> None:
+    torch.autograd.grad((_grad_tensor(3) * torch.randn(3)).sum(), torch.randn(3))
+
+
+class _Legacy(torch.autograd.Function):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return x * 2
+
+
+class _TooFew(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def backward(ctx: object, g: torch.Tensor) -> torch.Tensor:
+        return g
+
+
+class _Unreduced(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+        return x * step[:, None]
+
+    @staticmethod
+    def backward(ctx: object, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return g, g  # the step's gradient not summed over the broadcast dimension
+
+
+class _SavesNumber(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor, scale: float) -> torch.Tensor:
+        ctx.save_for_backward(x, scale)  # type: ignore[attr-defined]
+        return x * scale
+
+
 def _not_autograd() -> None:
     torch.randn(2, 3) @ torch.randn(2, 3)
 
@@ -164,6 +200,20 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "inference tensor saved": (_inference_tensor_saved, cls.INFERENCE_TENSOR),
     "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),
     "deepcopy of a computed tensor": (_deepcopy_computed, cls.NONLEAF_DEEPCOPY),
+    "gradient of an input that does not require grad": (_input_no_grad, cls.INPUT_NO_GRAD),
+    "old-style Function": (lambda: _Legacy()(_grad_tensor(3)), cls.CUSTOM_FUNCTION),
+    "Function backward returns too few gradients": (
+        lambda: _TooFew.apply(_grad_tensor(3), _grad_tensor(3)).sum().backward(),
+        cls.CUSTOM_FUNCTION,
+    ),
+    "Function backward returns an unreduced gradient": (
+        lambda: _Unreduced.apply(_grad_tensor(4, 3), _grad_tensor(4)).sum().backward(),
+        cls.CUSTOM_FUNCTION,
+    ),
+    "Function saves a number": (
+        lambda: _SavesNumber.apply(_grad_tensor(3), 2.0),
+        cls.CUSTOM_FUNCTION,
+    ),
     "shape mismatch": (_not_autograd, cls.NOT_AUTOGRAD),
 }
 
@@ -171,6 +221,6 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_wording_torch_raises_is_named(case: str) -> None:
     raise_it, expected = CASES[case]
-    with pytest.raises(RuntimeError) as caught:
+    with pytest.raises((RuntimeError, TypeError)) as caught:
         raise_it()
     assert cls.classify(str(caught.value)) == expected, str(caught.value)
