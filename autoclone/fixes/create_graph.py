@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from autoclone.classify import BACKWARD_TWICE
+from autoclone.classify import BACKWARD_TWICE, UNUSED_INPUT
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
@@ -53,7 +53,32 @@ def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None
     mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
     if len(mine) != 1 or not any(_creates(c) for c in calls if c is not mine[0]):
         return None
-    call = mine[0]
+    return _keyword_site(file, text, mine[0])
+
+
+def earlier_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
+    """``, create_graph=True`` at each ``torch.autograd.grad`` call above the failing one in
+    its function that passes neither flag: where the failing call differentiates with
+    respect to a tensor the outputs reach only through those derivatives (a meta-learning
+    virtual step ``params - lr * grads``, reweighting examples by ``eps``), a derivative
+    taken without a graph is a constant, and the input looks unused."""
+    if found.error_class != UNUSED_INPUT or found.failing is None:
+        return []
+    file, line = found.failing
+    text = texts.get(file, "")
+    try:
+        scope = innermost(text, line, FUNCTIONS)
+    except SyntaxError:
+        return []
+    if scope is None:
+        return []
+    calls = [c for c in _grad_calls(scope) if (c.end_lineno or c.lineno) < line]
+    sites = [_keyword_site(file, text, c) for c in calls]
+    return [site for site in sites if site is not None]
+
+
+def _keyword_site(file: str, text: str, call: ast.Call) -> Site | None:
+    """``, create_graph=True`` at the end of ``call``'s arguments, unless it passes a flag."""
     if any(k.arg in ("create_graph", "retain_graph") or k.arg is None for k in call.keywords):
         return None
     end_line, end_col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
@@ -70,9 +95,15 @@ class CreateGraph(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        if found.error_class == UNUSED_INPUT:
+            return bool(earlier_sites(found, ctx.texts))
         return found.error_class == BACKWARD_TWICE and found.grad_call is not None
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        if found.error_class == UNUSED_INPUT:  # every earlier call together, then each
+            sites = earlier_sites(found, ctx.texts)
+            sets = [sites] if len(sites) > 1 else []
+            return ranked([*sets, *([s] for s in sites)])
         site = create_graph_site(found, ctx.texts)
         return ranked([[site]], start=-2.0) if site is not None else []
 
@@ -86,6 +117,13 @@ class CreateGraph(Kind):
         )
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if found.error_class == UNUSED_INPUT:
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: `create_graph=True`: "
+                "without it the derivative is a constant, so the outputs the later "
+                "torch.autograd.grad call differentiates reach its input only through "
+                "constants; with it the derivative is part of the graph and the input is used."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `create_graph=True`: the "
             "derivative becomes part of the graph, as the other torch.autograd.grad calls "
@@ -96,6 +134,11 @@ class CreateGraph(Kind):
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
+        if found.error_class == UNUSED_INPUT:
+            return [
+                "this changes what is differentiated: the later gradient now flows through "
+                "the derivative (second-order terms), the only way it reaches that input"
+            ]
         return [
             "this changes what is differentiated: the loss now trains through the "
             "derivative (retain_graph=True would also remove the error and leave the "
