@@ -87,6 +87,7 @@ class Diagnosis:
     again_read: Frame | None = None  # ... and where the failing loss read it, then
     saved_frames: tuple[Frame, ...] = ()  # the saving op's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
+    previous_backward_frames: tuple[Frame, ...] = ()  # ... its user frames, innermost first
     stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
     view_op: str = ""
@@ -136,6 +137,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     changes: dict[str, Any] = {k: move(getattr(d, k)) for k in _FRAMES if getattr(d, k)}
     changes["carry_frames"] = tuple(move(f) for f in d.carry_frames)
     changes["producer_frames"] = tuple(move(f) for f in d.producer_frames)
+    changes["previous_backward_frames"] = tuple(move(f) for f in d.previous_backward_frames)
     changes["saved_frames"] = tuple(move(f) for f in d.saved_frames)
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
     return replace(d, **changes)
@@ -204,6 +206,10 @@ def _targets(noted: Sequence[Any] | None, own: Collection[str]) -> tuple[tuple[F
     """Each noted loss's own line, with its name."""
     out = [(_first_own(t["loss_frames"], own), str(t["loss"])) for t in noted or ()]
     return tuple((frame, loss) for frame, loss in out if frame is not None)
+
+
+def _own_frames(frames: Sequence[Any] | None, own: Collection[str]) -> tuple[Frame, ...]:
+    return tuple((str(f[0]), int(f[1])) for f in frames or () if f[0] in own)
 
 
 def _first_own(frames: Sequence[Any] | None, own: Collection[str]) -> Frame | None:
@@ -310,6 +316,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         if called_from is not None and not _calls_backward(previous, own):
             previous = _first_own(traced.get("previous_loss_frames"), own) or previous
         return replace(base, evidence="tracer", previous_backward=previous,
+                       previous_backward_frames=_own_frames(
+                           traced.get("previous_backward_frames"), own),
                        stepped=bool(traced.get("stepped")),
                        grad_call=_first_own(traced.get("grad_frames"), own),
                        target_of=_first_own(traced.get("target_of_frames"), own),

@@ -31,13 +31,24 @@ from autoclone.trial import RunResult
 
 def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
     """Reads of the shared tensor (bound where the older graph was made) between that
-    line and the first backward call: where the first loss takes it in."""
-    made, first = found.carry_producer, found.previous_backward
-    if made is None or first is None or made[0] != first[0]:
-        return []
-    names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN for n in s.bound}
-    return [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
-            and s.kind == ARG and s.target in names]  # fmt: skip
+    line and the first backward call: where the first loss takes it in. Where the value
+    is made in a function the loop calls and the backward call is made in another
+    (``action = agent.act(obs)``, ``buffer.push(obs, action)``, ``agent.update(...)``), the
+    frames of one file pair up, innermost first: the loop's own lines."""
+    made_at = found.producer_frames or ((found.carry_producer,) if found.carry_producer else ())
+    first_at = found.previous_backward_frames or (
+        (found.previous_backward,) if found.previous_backward else ())  # fmt: skip
+    for made in made_at:
+        for first in first_at:
+            if made[0] != first[0] or made[1] >= first[1]:
+                continue
+            names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN
+                     for n in s.bound}  # fmt: skip
+            reads = [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
+                     and s.kind == ARG and s.target in names]  # fmt: skip
+            if reads:
+                return reads
+    return []
 
 
 def first_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
