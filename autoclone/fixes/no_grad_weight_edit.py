@@ -1,7 +1,9 @@
-"""``with torch.no_grad():`` around a tensor of a module edited in place outside ``forward``
-with a value that has a graph, where that edit made the graph a later backward call runs
-into again: LoRA's merge in ``train()``/``eval()`` (``self.base.weight.add_(self.delta_weight())``
-when the model is put in eval mode, ``sub_`` when it is put back).
+"""``with torch.no_grad():`` around a module's tensor edited in place outside ``forward``,
+whose graph a later backward call meets.
+
+LoRA's merge in ``train()``/``eval()`` (``self.base.weight.add_(self.delta_weight())`` when
+the model is put in eval mode, ``sub_`` when it is put back) edits the weight with a value
+that has a graph.
 
 The edit changes the weight; it is not part of any loss. Recorded by autograd, it makes the
 frozen weight a node of the graph it was computed from, carried from one step into the
