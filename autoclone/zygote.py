@@ -69,10 +69,10 @@ COLD = "AUTOCLONE_COLD_IMPORTS"
 _SERVE = "from autoclone.zygote import serve; serve()"
 
 
-def script_imports(script: str, root: str, user: str | None = None) -> list[str]:
+def script_imports(script: str, root: str, user: str = "") -> list[str]:
     """Modules the script imports at its top level (module body, ``try`` and ``if``
     blocks) that live outside its project: what every trial would import again. ``user``:
-    the user's project folder (default: the runner's, from the environment)."""
+    the user's project folder, where an editable install may find the project's modules."""
     try:
         tree = ast.parse(Path(script).read_bytes())
     except (OSError, SyntaxError, ValueError):
@@ -87,8 +87,6 @@ def script_imports(script: str, root: str, user: str | None = None) -> list[str]
             names.append(node.module)
         elif isinstance(node, (ast.Try, ast.If)):
             body[:0] = [*node.body, *getattr(node, "orelse", [])]
-    if user is None:
-        user = os.environ.get("AUTOCLONE_USER_ROOT", "")
     return [name for name in dict.fromkeys(names) if _outside(name, root, user)]
 
 

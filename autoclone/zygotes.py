@@ -141,8 +141,9 @@ _kept: list[Zygote] = []
 
 def take(env: dict[str, str], session: Path | None) -> Zygote | None:
     """A kept zygote that fits the runner of ``env``, taken out of the pool; or None."""
+    wanted = kind(env, session)
     with _lock:
-        candidates = [z for z in _kept if z.kind == kind(env, session)]
+        candidates = [z for z in _kept if z.kind == wanted]
         for zygote in candidates:
             _kept.remove(zygote)
     found = None

@@ -173,13 +173,12 @@ class ConstantTarget(Kind):
             else f"at {where((site.file, site.line), lines)}"
         then = ("which an earlier backward call freed" if found.error_class == BACKWARD_TWICE
                 else "where the in-place write changed a saved tensor")  # fmt: skip
+        is_a, it = ("are", "them") if len(losses) > 1 else ("is a", "it")
+        constant = "constants" if len(losses) > 1 else "constant"
         return (
-            f"Fix {at}: `{site.code}`: {what} are constants, so the backward call no longer "
-            f"runs into the graph that made them, {then}."
-            if len(losses) > 1 else
-            f"Fix {at}: `{site.code}`: {what} is a constant, so the backward call no longer "
-            f"runs into the graph that made it, {then}."
-        )  # fmt: skip
+            f"Fix {at}: `{site.code}`: {what} {is_a} {constant}, so the backward call no "
+            f"longer runs into the graph that made {it}, {then}."
+        )
 
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]

@@ -56,19 +56,15 @@ def edits(found: Diagnosis, ctx: Context) -> list[Site]:
     stmt = innermost(text, line, (ast.Expr,)) if text else None
     held = _receiver(stmt) if isinstance(stmt, ast.Expr) else ""
     function = innermost(text, line, FUNCTIONS) if held else None
-    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-        return []
-    if function.name in _FORWARD:
+    if not isinstance(function, FUNCTIONS) or function.name in _FORWARD:
         return []
     owner = innermost(text, line, (ast.ClassDef,))
     functions = [f for f in ast.walk(owner) if isinstance(f, FUNCTIONS)] if owner else [function]
     writes = sorted({n.lineno for f in functions if f.name not in _FORWARD for n in ast.walk(f)
                      if isinstance(n, ast.Expr) and _receiver(n) == held})  # fmt: skip
     sites = [method_write(file, n, ctx.line(file, n)) for n in writes]
-    wrapped = [as_no_grad(s, text) for s in sites if s is not None]
-    if len(wrapped) != len(writes) or any(s is None for s in wrapped):
-        return []
-    return [s for s in wrapped if s is not None]
+    wrapped = [w for s in sites if s is not None and (w := as_no_grad(s, text)) is not None]
+    return wrapped if len(wrapped) == len(writes) else []  # every write, or none
 
 
 class NoGradWeightEdit(Kind):
