@@ -302,6 +302,14 @@ def _install_grad_watch(state: _State) -> None:
     torch.autograd.grad = grad
 
 
+def _keeps_graph(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """``torch.autograd.backward(tensors, grad_tensors, retain_graph, create_graph)``
+    asked to keep the graph it runs through."""
+    retain = kwargs.get("retain_graph", args[1] if len(args) > 1 else None)
+    create = kwargs.get("create_graph", args[2] if len(args) > 2 else False)
+    return bool(retain if retain is not None else create)
+
+
 def _install_backward_counter(state: _State) -> None:
     """Wrap the one entry point that ``Tensor.backward`` and user code both go through."""
     import torch
@@ -323,7 +331,7 @@ def _install_backward_counter(state: _State) -> None:
         if state.mode == RETAIN_REFERENCE:
             args, kwargs = retained(args, kwargs)
         if state.tracer is not None:
-            state.tracer.backward_started(roots)
+            state.tracer.backward_started(roots, frees=not _keeps_graph(args, kwargs))
         try:
             original(tensors, *args, **kwargs)
         except RuntimeError as exc:

@@ -88,6 +88,9 @@ class Diagnosis:
     saved_frames: tuple[Frame, ...] = ()  # the saving op's user frames, innermost first
     previous_backward: Frame | None = None  # the backward call that already used the graph
     previous_backward_frames: tuple[Frame, ...] = ()  # ... its user frames, innermost first
+    #: The backward call that ran through the carried graph first and freed it (an
+    #: earlier pass of a critic's update, not the actor's call just before the failing one)
+    freed_by: Frame | None = None
     stepped: bool = False  # an optimizer stepped between that call and the failing one
     view: Frame | None = None
     view_op: str = ""
@@ -113,13 +116,17 @@ class Diagnosis:
     #: The leaf was written while a backward call ran a block again: an activation that
     #: ``torch.utils.checkpoint`` (reentrant) made a leaf, not a weight
     recomputed: bool = False
+    #: The failing call ran inside a framework's evaluation loop, which runs under
+    #: ``torch.inference_mode()`` by default (Lightning's ``trainer.test()``), where no
+    #: ``torch.enable_grad()`` in the user's code can record a graph
+    inference_loop: bool = False
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
     """The located lines as ``[file, line]`` pairs, for reports and editors."""
     out: dict[str, Any] = {"evidence": d.evidence}
     keys = ("failing", "saved", "mutation", "view", "carry_consumer", "carry_producer",
-            "previous_backward", "module_built", "backward_by")  # fmt: skip
+            "previous_backward", "module_built", "backward_by", "freed_by")  # fmt: skip
     for key in keys:
         frame = getattr(d, key)
         out[key] = list(frame) if frame else None
@@ -127,9 +134,20 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
     return out
 
 
+#: Lightning's evaluation and prediction loops (``inference_mode=True`` unless the Trainer
+#: is told otherwise; the validation inside ``fit`` runs under ``no_grad`` instead)
+_EVALUATION_LOOP = re.compile(
+    r"lightning[/\\](?:pytorch[/\\])?loops[/\\](?:evaluation|prediction)_loop\.py$"
+)
+
+
+def in_inference_loop(frames: Sequence[tuple[str, int]]) -> bool:
+    """A stack that passes through a framework's evaluation loop (inference mode)."""
+    return any(_EVALUATION_LOOP.search(file) for file, _ in frames)
+
 _FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
            "carry_producer", "previous_backward", "view", "state_at", "first_read",
-           "again_read", "target_of", "grad_call")  # fmt: skip
+           "again_read", "target_of", "grad_call", "freed_by")  # fmt: skip
 
 
 def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
@@ -290,7 +308,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     if not _calls_backward(failing, own) and traced.get("loss_frames"):
         called_from, failing = failing, _first_own(traced["loss_frames"], own) or failing
     base = Diagnosis(cls.classify(message), message, line, failing=failing,
-                     backward_by=called_from)  # fmt: skip
+                     backward_by=called_from,
+                     inference_loop=in_inference_loop(frames))  # fmt: skip
     carry = traced.get("carry") or {}
     if carry:
         apart = _reads_apart(carry, own)
@@ -303,6 +322,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
+            freed_by=_first_own(carry.get("freed_by_frames"), own),
         )
     state = traced.get("module_state") or {}
     if state and state.get("backward_frames"):
@@ -502,7 +522,13 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         )
     if d.mutation is not None:
         parts.append(_mutation_words(d, lines))
-    if d.error_class == cls.NO_GRAPH:
+    if d.inference_loop:
+        parts.append(
+            "The call ran inside Lightning's evaluation loop (trainer.test, validate or "
+            "predict), which runs under torch.inference_mode(): no torch.enable_grad() in "
+            "the step records a graph there."
+        )
+    elif d.error_class == cls.NO_GRAPH:
         parts.append(
             "Nothing between the parameters and this loss kept the graph: an operation with "
             "no gradient (argmax/argmin, a comparison, an integer cast such as .long(), "
@@ -528,11 +554,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     elif d.previous_backward is not None and (
         d.carry_consumer is None or _within_one_iteration(d)
     ):
-        parts.append(
+        same = (
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
             "which frees what it saved. If both losses should train the model, add them and "
             "call backward once, or pass retain_graph=True to the first backward call."
         )
+        parts.append(_freed_words(d, lines) if _freed_elsewhere(d) else same)
     if d.carry_consumer is not None and not _within_one_iteration(d):
         outer = _reading_frame(d, lines)
         inner = d.carry_consumer
@@ -549,6 +576,23 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
                 "its loop" + (", with an optimizer step in between." if d.stepped else ".")
             )
     return "\n".join(parts)
+
+
+def _freed_elsewhere(d: Diagnosis) -> bool:
+    """The carried graph was freed by another call than the one just before the failing
+    one (a replay buffer's actions, freed by the critic's update on an earlier pass)."""
+    return d.freed_by is not None and d.freed_by != d.previous_backward
+
+
+def _freed_words(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+    again = "this same line" if d.freed_by == d.failing else where(d.freed_by, lines)
+    read = f", read at {where(d.carry_consumer, lines)}," if d.carry_consumer else ""
+    return (
+        f"The graph that made the value at {where(d.carry_producer, lines)}{read} was "
+        f"already backpropagated by {again} on an earlier pass, which freed what it saved; "
+        "the value outlived that call (kept, then used again), so this backward call runs "
+        "into the freed graph."
+    )
 
 
 def _mutation_words(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
@@ -581,8 +625,9 @@ def editor_lines(d: Diagnosis) -> list[str]:
     if d.carry_producer is not None and d.carry_consumer is not None:
         out.append(f"{d.carry_producer[0]}:{d.carry_producer[1]}:1: note: graph built here "
                    "and still used after the backward call that freed it")  # fmt: skip
-    if d.previous_backward is not None and d.previous_backward != d.failing:
-        out.append(f"{d.previous_backward[0]}:{d.previous_backward[1]}:1: note: this backward "
+    freer = d.freed_by or d.previous_backward
+    if freer is not None and freer != d.failing:
+        out.append(f"{freer[0]}:{freer[1]}:1: note: this backward "
                    "call already went through the graph and freed it")  # fmt: skip
     if d.mutation is not None:
         out.append(f"{d.mutation[0]}:{d.mutation[1]}:1: error: modified in place here: {d.line}")

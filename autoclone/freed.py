@@ -21,15 +21,19 @@ from typing import Any
 from autoclone.trace_base import _STAMP
 
 _FREED = "autoclone.freed"  # (epoch of the call that looked, whether the region was freed)
+_RUN_BY = "autoclone.run_by"  # epoch of the first call that ran through the node and freed
 #: Nodes of the older region read per stale edge, and of the whole graph per call.
 REGION, GRAPH = 256, 20_000
 _SAVED: dict[type, tuple[str, ...]] = {}  # the ``_saved_*`` attributes of each node type
 
 
-def stale_edges(roots: list[Any], budget: int = GRAPH) -> Iterator[tuple[Any, Any, Any, Any]]:
+def stale_edges(
+    roots: list[Any], budget: int = GRAPH, run_by: int | None = None
+) -> Iterator[tuple[Any, Any, Any, Any]]:
     """(consumer node, its stamp, older node, the older node's stamp) for each edge where
     the graph of ``roots`` reaches a node made before its consumer, breadth first (nodes
-    made inside a C++ op carry no stamp of their own and inherit their consumer's)."""
+    made inside a C++ op carry no stamp of their own and inherit their consumer's). With
+    ``run_by``, each node met that no freeing call ran yet is noted as freed by that one."""
     queue = deque((node, None) for node in roots)
     seen: set[int] = set()
     while queue and len(seen) < budget:
@@ -37,6 +41,8 @@ def stale_edges(roots: list[Any], budget: int = GRAPH) -> Iterator[tuple[Any, An
         if id(node) in seen:
             continue
         seen.add(id(node))
+        if run_by is not None and _RUN_BY not in node.metadata:
+            node.metadata[_RUN_BY] = run_by
         stamp = node.metadata.get(_STAMP) or inherited
         for child, _ in node.next_functions:
             if child is None or type(child).__name__ == "AccumulateGrad":
@@ -47,12 +53,19 @@ def stale_edges(roots: list[Any], budget: int = GRAPH) -> Iterator[tuple[Any, An
             queue.append((child, stamp))
 
 
-def mark(roots: list[Any], epoch: int) -> None:
+def mark(roots: list[Any], epoch: int, frees: bool = True) -> None:
     """Before backward call ``epoch`` runs: note on each older node its graph reaches
-    whether an earlier call freed the region made with it."""
-    for _, _, child, old in stale_edges(roots):
+    whether an earlier call freed the region made with it, and (``frees``: the call keeps
+    no graph) on every node it will run that this call is the one that frees it."""
+    for _, _, child, old in stale_edges(roots, run_by=epoch if frees else None):
         if child.metadata.get(_FREED, (None,))[0] != epoch:
             child.metadata[_FREED] = (epoch, _region_freed(child, old[0]))
+
+
+def freed_by(node: Any) -> int | None:
+    """The epoch of the backward call that ran through ``node`` and freed it, if noted."""
+    found = node.metadata.get(_RUN_BY)
+    return found if isinstance(found, int) else None
 
 
 def freed(node: Any, epoch: int) -> bool | None:

@@ -38,15 +38,20 @@ def compute(
     say: Callable[[str], None],
     files: Mapping[str, str] | None = None,
     traced: Reference | None = None,
+    in_backward: bool = True,
 ) -> Found:
     """The reference ``which`` for ``steps`` = (backward calls before the error, the limit
     a patched run must reach), with what its run showed, or why there is none; of the
     script as patched by ``files`` where given (a later conflict's). ``traced``: the
-    mutation-allowed numbers the traced run already computed (``past_conflict``)."""
+    mutation-allowed numbers the traced run already computed (``past_conflict``);
+    ``in_backward``: the error was raised by a backward call (not ``autograd.grad``, not
+    an evaluation after the last step). With no reference numbers, a patched run that
+    ends on its own must have got past the failing call: one backward call more than
+    the calls before it, or as many where the failing call was not one."""
     before, limit = steps
     variant = _Variant(project, files)
     if which == NONE:
-        return Reference(FINITE, (), (), limit), {}
+        return Reference(FINITE, (), (), min(limit, before + 1) if in_backward else before), {}
     if which == RETAINED:
         return _retained(limit, variant, runner, say)
     if which == CONSTANT_TARGETS:

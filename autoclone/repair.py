@@ -175,7 +175,7 @@ class _Repair:
             return report
         reference, evidence = references.compute(
             kinds[0].reference, found, (first.backward, limit), self.project, self.runner,
-            self.say, traced=self._traced,
+            self.say, traced=self._traced, in_backward=first.failed_in_backward,
         )  # fmt: skip
         if isinstance(reference, str):
             base.summary = reference
@@ -347,7 +347,7 @@ class _Repair:
             return goal
         ref, evidence = references.compute(
             which, found, (traced.backward, goal.limit), self.project, self.runner, self.say,
-            files=verified.patched,
+            files=verified.patched, in_backward=traced.failed_in_backward,
         )  # fmt: skip
         if isinstance(ref, str):
             return None

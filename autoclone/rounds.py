@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from autoclone import classify as cls
 from autoclone.codemods.sites import STATEMENT, Site
-from autoclone.diagnose import Diagnosis, Frame
+from autoclone.diagnose import Diagnosis, Frame, in_inference_loop
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.oracle import Reference
 from autoclone.outcomes import Failed, Outcome
@@ -88,8 +88,13 @@ def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
 
 def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
     """The patched run failed with an autograd error, a different one, later, or on
-    another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``)."""
-    if not isinstance(outcome, Failed) or outcome.kind not in _AUTOGRAD or run.error is None:
+    another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``).
+    A loss with no graph counts only inside a framework's inference-mode evaluation loop
+    (training got through; ``trainer.test()`` is the next conflict)."""
+    if not isinstance(outcome, Failed) or run.error is None:
+        return False
+    evaluating = outcome.kind == cls.NO_GRAPH and in_inference_loop(run.error.frames)
+    if outcome.kind not in _AUTOGRAD and not evaluating:
         return False
     return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
 

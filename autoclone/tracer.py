@@ -67,6 +67,10 @@ from autoclone.trace_base import (
     _tensors,
 )
 
+#: Backward calls whose frames are kept to name the one that freed a graph (a long run's
+#: first calls are the ones a carried graph's first pass meets)
+CALLS_NOTED = 4096
+
 #: The errors autograd raises at the write itself (the view and leaf families): the others
 #: (a version error, a second backward) are raised in backward and diagnosed there.
 _EAGER_VIEW_ERROR = re.compile(
@@ -150,6 +154,8 @@ class Tracer:
         self.targets: list[dict[str, Any]] = []
         #: the last ``torch.autograd.grad`` call that freed its graph: (epoch, frames)
         self.grad_freed: tuple[int, list[Frame]] | None = None
+        #: The user's frames of each backward call that frees its graph, by epoch
+        self.call_frames: dict[int, list[Frame]] = {}
 
     # -- frames --------------------------------------------------------------------------
     def frames(self, limit: int = 5) -> list[Frame]:
@@ -428,7 +434,11 @@ class Tracer:
             met.append(edge)
             if freed.freed(edge[2], self.epoch):
                 pass_freed = edge[3][0]
-                return self._edge(*next(e for e in met if e[3][0] <= pass_freed))
+                found = self._edge(*next(e for e in met if e[3][0] <= pass_freed))
+                by = freed.freed_by(edge[2])
+                if by is not None and by in self.call_frames:
+                    found["freed_by_frames"] = self.call_frames[by]
+                return found
         return self._edge(*met[0]) if met else None
 
     def _edge(self, node: Any, stamp: Any, child: Any, old: Any) -> dict[str, Any]:
@@ -442,14 +452,17 @@ class Tracer:
                 "made_again": bool(old[1]) and self.made_at.get(old[1][0]) == stamp[0],
                 "node": type(node).__name__}  # fmt: skip
 
-    def backward_started(self, roots: list[Any]) -> None:
+    def backward_started(self, roots: list[Any], frees: bool = True) -> None:
         """Note where the loss was made: the first node of its graph made on another line
         than the one calling backward now (a framework's own ``loss / n`` is made on the
-        user's ``trainer.fit(...)`` line, as far as the user's frames tell)."""
+        user's ``trainer.fit(...)`` line, as far as the user's frames tell); and, for a
+        call that keeps no graph, that it frees what it runs."""
         self.in_backward = True
         here = self.frames()[:1]
+        if frees and len(self.call_frames) < CALLS_NOTED:
+            self.call_frames[self.epoch] = self.frames()
         queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
-        freed.mark(queue, self.epoch)  # before this call frees what it runs
+        freed.mark(queue, self.epoch, frees)  # before this call frees what it runs
         seen = 0
         while queue and seen < 64:
             node, seen = queue.pop(0), seen + 1

@@ -100,6 +100,13 @@ class RunResult:
     #: In guard mode: the write outside the copy that was refused (``path``, ``frames``)
     refused: Mapping[str, Any] | None = None
 
+    @property
+    def failed_in_backward(self) -> bool:
+        """The error was raised by a backward call: the child notes a call's loss before
+        running it, so a failed call leaves one loss more than the calls it counts
+        (``torch.autograd.grad`` is not counted: it is not one of the script's steps)."""
+        return self.status == "error" and len(self.losses) > self.backward
+
     def within(
         self, limit: int, edited: Callable[[], Collection[tuple[str, int]]] = frozenset
     ) -> RunResult:

@@ -447,3 +447,31 @@ def test_a_trial_keeps_online_loggers_and_hubs_offline(tmp_path: Path, window: P
     runner = _runner(tmp_path, source, env={"OUT": str(out), "COMET_MODE": "disabled"})
     assert runner.run(RunSpec({})).status == "completed"
     assert out.read_text() == "offline 1 1 disabled"
+
+
+def _failing(tmp_path: Path, last: str) -> bool:
+    """Whether a run that completes its backward calls and then fails at ``last`` is seen
+    to have failed inside a backward call."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        x = torch.randn(4)
+        w = torch.randn(4, requires_grad=True)
+        for step in range(3):
+            (w * x).sum().backward()
+        """
+    ) + last + "\n"
+    runner = _runner(tmp_path, source)
+    try:
+        result = runner.run(RunSpec({}))
+    finally:
+        runner.close()
+    assert result.status == "error" and result.backward >= 3, result.stderr
+    return result.failed_in_backward
+
+
+def test_a_run_tells_a_failed_backward_call_from_a_failed_gradient_query(tmp_path: Path) -> None:
+    """A failing ``torch.autograd.grad`` is not one of the script's steps: a repair of it
+    need not reach a further backward call (a test step's saliency after the last step)."""
+    assert _failing(tmp_path, "loss = (w * x).sum(); loss.backward(); loss.backward()")
+    assert not _failing(tmp_path, "torch.autograd.grad((w * x).sum(), x)")

@@ -37,12 +37,14 @@ from autoclone.fixes import (
     per_pass,
     recompute,
     requires_grad_earlier,
+    requires_grad_input,
     rescore,
     reset_accumulator,
     reset_state,
     retain_graph,
     stack_views,
     step_later,
+    trainer_inference_mode,
 )
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
@@ -73,6 +75,8 @@ KINDS: tuple[FixKind, ...] = (
     detach_view.KIND,
     detach_out_of_place.KIND,
     requires_grad_earlier.KIND,
+    requires_grad_input.KIND,
+    trainer_inference_mode.KIND,
     checkpoint_nonreentrant.KIND,
     grad_decorator.KIND,
     inplace_false.KIND,

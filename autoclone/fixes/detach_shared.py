@@ -154,7 +154,7 @@ class DetachShared(Kind):
         return Passed()
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
-        leak = found.previous_backward
+        leak = found.freed_by or found.previous_backward
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the loss "
             f"backpropagated at {where(leak, lines)} no longer reaches into the graph that "
