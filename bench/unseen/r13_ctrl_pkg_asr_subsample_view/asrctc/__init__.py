@@ -1,0 +1,1 @@
+"""Small CTC acoustic model (ESPnet-style Conv2d subsampling + Transformer encoder)."""

@@ -1,0 +1,1 @@
+"""Session-based next-item recommendation (GRU4Rec-style) on synthetic sessions."""
