@@ -28,6 +28,10 @@ def error_info(exc: BaseException) -> dict[str, Any]:
     info: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc), "frames": frames}
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         info["found"] = _found_beside_user(exc.name)
+    torch = sys.modules.get("torch")
+    if torch is not None and not getattr(torch, "is_grad_enabled", lambda: True)():
+        # still off once the error left every ``with`` block: a global switch never undone
+        info["grad_off"] = True
     return _spawned(info) or info
 
 

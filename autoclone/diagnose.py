@@ -120,6 +120,9 @@ class Diagnosis:
     #: ``torch.inference_mode()`` by default (Lightning's ``trainer.test()``), where no
     #: ``torch.enable_grad()`` in the user's code can record a graph
     inference_loop: bool = False
+    #: Grad mode was still off when the error left the script: a global
+    #: ``torch.set_grad_enabled(False)`` nothing undid
+    grad_off: bool = False
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -309,7 +312,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
         called_from, failing = failing, _first_own(traced["loss_frames"], own) or failing
     base = Diagnosis(cls.classify(message), message, line, failing=failing,
                      backward_by=called_from,
-                     inference_loop=in_inference_loop(frames))  # fmt: skip
+                     inference_loop=in_inference_loop(frames),
+                     grad_off=bool(first.error and first.error.grad_off))  # fmt: skip
     carry = traced.get("carry") or {}
     if carry:
         apart = _reads_apart(carry, own)
@@ -527,6 +531,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             "The call ran inside Lightning's evaluation loop (trainer.test, validate or "
             "predict), which runs under torch.inference_mode(): no torch.enable_grad() in "
             "the step records a graph there."
+        )
+    elif d.grad_off:
+        parts.append(
+            "Grad was still switched off when the error left the script: a "
+            "torch.set_grad_enabled(False) that nothing turned back on, so every step after "
+            "it ran without autograd."
         )
     elif d.error_class == cls.NO_GRAPH:
         parts.append(

@@ -89,12 +89,13 @@ def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
 def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
     """The patched run failed with an autograd error, a different one, later, or on
     another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``).
-    A loss with no graph counts only inside a framework's inference-mode evaluation loop
-    (training got through; ``trainer.test()`` is the next conflict)."""
+    A loss with no graph counts only where grad was switched off by something else than
+    the edit: a framework's inference-mode evaluation loop (``trainer.test()``), or a
+    ``torch.set_grad_enabled(False)`` still in force when the error left the script."""
     if not isinstance(outcome, Failed) or run.error is None:
         return False
-    evaluating = outcome.kind == cls.NO_GRAPH and in_inference_loop(run.error.frames)
-    if outcome.kind not in _AUTOGRAD and not evaluating:
+    switched_off = run.error.grad_off or in_inference_loop(run.error.frames)
+    if outcome.kind not in _AUTOGRAD and not (outcome.kind == cls.NO_GRAPH and switched_off):
         return False
     return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
 

@@ -46,6 +46,9 @@ class ErrorInfo:
     #: A module the script could not import that exists beside the user's project where
     #: the script's search path, taken from the user's folder, points (``'../lib'``)
     found: str = ""
+    #: Grad mode was still off when the error reached the top of the script: a
+    #: ``torch.set_grad_enabled(False)`` that nothing undid (not a ``with`` block)
+    grad_off: bool = False
 
     @property
     def line(self) -> str:
@@ -604,7 +607,8 @@ def _error(
     error: dict[str, Any], project: Path, outer: Mapping[str, str] | None = None
 ) -> ErrorInfo:
     frames = _relative(error["frames"], project, outer)
-    return ErrorInfo(error["type"], error["message"], frames, str(error.get("found") or ""))
+    return ErrorInfo(error["type"], error["message"], frames, str(error.get("found") or ""),
+                     bool(error.get("grad_off")))  # fmt: skip
 
 
 def _exit_info(code: int, stderr: str) -> ErrorInfo:

@@ -475,3 +475,23 @@ def test_a_run_tells_a_failed_backward_call_from_a_failed_gradient_query(tmp_pat
     need not reach a further backward call (a test step's saliency after the last step)."""
     assert _failing(tmp_path, "loss = (w * x).sum(); loss.backward(); loss.backward()")
     assert not _failing(tmp_path, "torch.autograd.grad((w * x).sum(), x)")
+
+
+def test_a_run_says_when_grad_was_left_switched_off(tmp_path: Path) -> None:
+    """A global ``torch.set_grad_enabled(False)`` is still in force when the error leaves
+    the script; a ``with torch.no_grad():`` block the error leaves is not."""
+    head = "import torch\nw = torch.randn(3, requires_grad=True)\n"
+    runs = {
+        "switch": head + "torch.set_grad_enabled(False)\n(w * 2).sum().backward()\n",
+        "block": head + "with torch.no_grad():\n    (w * 2).sum().backward()\n",
+    }
+    seen = {}
+    for name, source in runs.items():
+        runner = _runner(tmp_path, source)
+        try:
+            result = runner.run(RunSpec({}))
+        finally:
+            runner.close()
+        assert result.status == "error" and result.error is not None, result.stderr
+        seen[name] = result.error.grad_off
+    assert seen == {"switch": True, "block": False}

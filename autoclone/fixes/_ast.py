@@ -131,3 +131,31 @@ def _with_literal(receiver: ast.expr, given: list[ast.expr]) -> tuple[ast.expr, 
         return None
     value = given[0].value
     return (receiver, value) if isinstance(value, bool) else None
+
+
+#: Values that may hand back a module's own tensor rather than a new one, or make a leaf
+#: on purpose (``torch.zeros(n, requires_grad=True)``, ``nn.Parameter(...)``).
+_ALIASING = ("parameters(", "buffers(", "getattr(", "state_dict(", "weight", "bias", "param",
+             "requires_grad")  # fmt: skip
+
+
+def _fresh(value: ast.expr) -> bool:
+    """The value is computed (a call or arithmetic), not an alias of another object."""
+    if not isinstance(value, ast.Call | ast.BinOp | ast.UnaryOp):
+        return False
+    text = ast.unparse(value).lower()
+    return not any(word in text for word in _ALIASING)
+
+
+def fresh_binding(scope: ast.AST, name: str, before: int) -> ast.stmt | None:
+    """The last plain assignment of a fresh value to ``name`` above line ``before``."""
+    found = None
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.lineno >= before:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        target = targets[0] if len(targets) == 1 else None
+        named = isinstance(target, ast.Name) and target.id == name
+        if named and node.value is not None and _fresh(node.value):
+            found = node if found is None or node.lineno > found.lineno else found
+    return found

@@ -22,13 +22,11 @@ from autoclone.classify import INPUT_NO_GRAD
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, holding
+from autoclone.fixes._ast import FUNCTIONS, fresh_binding, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "requires_grad_input"
-#: Values that may hand back a module's own tensor rather than a new one.
-_ALIASING = ("parameters(", "buffers(", "getattr(", "state_dict(")
 
 
 def _grad_inputs(stmt: ast.stmt) -> list[str]:
@@ -46,27 +44,6 @@ def _grad_inputs(stmt: ast.stmt) -> list[str]:
     return names
 
 
-def _fresh(value: ast.expr) -> bool:
-    """The value is computed (a call or arithmetic), not an alias of another object."""
-    if not isinstance(value, ast.Call | ast.BinOp | ast.UnaryOp):
-        return False
-    return not any(word in ast.unparse(value) for word in _ALIASING)
-
-
-def _binding(scope: ast.AST, name: str, before: int) -> ast.stmt | None:
-    """The last plain assignment of a fresh value to ``name`` above line ``before``."""
-    found = None
-    for node in ast.walk(scope):
-        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.lineno >= before:
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        target = targets[0] if len(targets) == 1 else None
-        named = isinstance(target, ast.Name) and target.id == name
-        if named and node.value is not None and _fresh(node.value):
-            found = node if found is None or node.lineno > found.lineno else found
-    return found
-
-
 def _flag(file: str, at: int, indent: str, name: str, where: str = "made") -> Site:
     code = f"{name}.requires_grad_(True)"
     return Site(id=f"{file}:{at}:0:{KIND_NAME}:{name}:{where}", file=file, line=at, col=len(indent),
@@ -77,7 +54,7 @@ def _flag(file: str, at: int, indent: str, name: str, where: str = "made") -> Si
 
 def _site(file: str, fn: ast.AST | None, tree: ast.Module, name: str, line: int) -> Site | None:
     scope = fn if fn is not None else tree
-    bound = _binding(scope, name, line)
+    bound = fresh_binding(scope, name, line)
     if bound is not None and bound.end_lineno is not None:
         return _flag(file, bound.end_lineno + 1, " " * bound.col_offset, name)
     if not isinstance(fn, FUNCTIONS) or name not in {a.arg for a in fn.args.args}:
