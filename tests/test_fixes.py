@@ -157,3 +157,79 @@ def test_several_names_cut_at_one_place_are_one_statement() -> None:
     sites = [detach_after("t.py", 3, "    loss.backward()", name) for name in ("h", "c")]
     one = together([s for s in sites if s is not None])
     assert one.code == "h, c = h.detach(), c.detach()" and one.line == 4
+
+
+def _ctx(files: dict[str, str]) -> Any:
+    from autoclone.fixes.base import Context
+
+    sites = [s for name, text in files.items() for s in find_sites(text, name)]
+    lines = {name: text.splitlines() for name, text in files.items()}
+    return Context(sites, files, lines)
+
+
+_FLAGS = """\
+import torch
+
+
+def penalty(D, real, fake, frozen):
+    eps = torch.rand(real.size(0), 1)
+    mixed = eps * real + (1 - eps) * fake
+    w = frozen.weight * 1.0
+    p = torch.zeros(3, requires_grad=False)
+    return torch.autograd.grad(D(mixed).sum(), mixed)[0], torch.autograd.grad(D(w).sum(), w)
+
+
+def pinn(model, x):
+    u = model(x)
+    return torch.autograd.grad(u.sum(), x, create_graph=True)[0]
+"""
+
+
+def test_a_flag_goes_where_the_differentiated_tensor_is_made_never_on_a_modules_tensor() -> None:
+    from autoclone.fixes.requires_grad_input import flags
+
+    ctx = _ctx({"m.py": _FLAGS})
+    made = flags(Diagnosis("input_no_grad", "", "", failing=("m.py", 9)), ctx)
+    assert made == ()  # `w` aliases a module's weight: no flag for the pair, none at all
+    argument = flags(Diagnosis("input_no_grad", "", "", failing=("m.py", 14)), ctx)
+    assert [(s.line, s.code) for s in argument] == [(13, "x.requires_grad_(True)")]
+    alone = _FLAGS.replace(", torch.autograd.grad(D(w).sum(), w)", "")
+    mixed = flags(Diagnosis("input_no_grad", "", "", failing=("m.py", 9)), _ctx({"m.py": alone}))
+    assert [(s.line, s.code) for s in mixed] == [(7, "mixed.requires_grad_(True)")]
+
+
+_GRAD_MODE = """\
+import torch
+
+
+def evaluate(model, x):
+    model.eval()
+    torch.set_grad_enabled(False)
+    out = model(x)
+    model.train()
+    return out.mean().item()
+
+
+def undone(model, x):
+    torch.set_grad_enabled(False)
+    out = model(x)
+    torch.set_grad_enabled(True)
+    return out
+"""
+
+
+def test_a_grad_switch_becomes_a_block_over_the_rest_of_its_block_only_if_never_undone(
+    tmp_path: Any,
+) -> None:
+    from autoclone.codemods.render import patch_edits
+    from autoclone.fixes.grad_mode_block import sites
+    from autoclone.patch import SourceFile, apply_edits
+
+    found = sites(_ctx({"m.py": _GRAD_MODE}))
+    assert [s.line for s in found] == [6]  # `undone` turns grad back on itself
+    (tmp_path / "m.py").write_text(_GRAD_MODE)
+    patched = apply_edits(SourceFile.read(tmp_path / "m.py"), patch_edits(found))
+    assert patched.splitlines()[4:9] == [
+        "    model.eval()", "    with torch.no_grad():", "        out = model(x)",
+        "        model.train()", "    return out.mean().item()",
+    ]  # fmt: skip
