@@ -95,6 +95,9 @@ class _State:
         #: Every leaf a backward call differentiated (weakly held, so an id a freed leaf
         #: leaves behind is not mistaken for it), by shape: what the program trains
         self.reached: dict[int, tuple[Any, str]] = {}
+        #: ... and those a backward call left a gradient in (a custom Function's backward
+        #: may return None for an input it reaches)
+        self.graded: dict[int, Any] = {}
         #: The script's optimizers, held until the result is written (a script that ran to
         #: its end has dropped its own references by then); a few dozen at most
         self.optimizers: list[Any] = []
@@ -146,6 +149,24 @@ class _State:
     def reached_shapes(self) -> dict[str, int]:
         return dict(collections.Counter(shape for _, shape in self.reached.values()))
 
+    def note_graded(self, leaves: list[Any]) -> None:
+        for leaf in leaves:
+            if id(leaf) not in self.graded and getattr(leaf, "grad", None) is not None:
+                self.graded[id(leaf)] = weakref.ref(leaf)
+
+    def ungraded_shapes(self) -> dict[str, int]:
+        """Tensors an optimizer updates that backward calls reached and never left a
+        gradient in: what a custom Function's ``None`` for a trained input does."""
+        shapes: collections.Counter[str] = collections.Counter()
+        for optimizer in self.optimizers:
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    known = self.graded.get(id(param))
+                    graded = known is not None and known() is param
+                    if param.requires_grad and self._was_reached(param) and not graded:
+                        shapes[_shape_key(param)] += 1
+        return dict(shapes)
+
     def unreached_shapes(self) -> dict[str, int]:
         """Tensors an optimizer updates that no backward call reached: a block that cut
         them off (an edit under ``torch.no_grad()``) leaves them untrained for good."""
@@ -190,6 +211,7 @@ class _State:
             "peak_mb": _peak_mb(),
             "reached": self.reached_shapes(),
             "unreached": self.unreached_shapes(),
+            "ungraded": self.ungraded_shapes(),
             "call_reach": self.call_reach,
             "steps_after": self.steps_after,
             "opt_grads": self.opt_grads,
@@ -349,6 +371,7 @@ def _install_backward_counter(state: _State) -> None:
             state.tracer.steps_at_backward = state.tracer.steps
         state.grads.append([_number(v) for v in _checksum(leaves)])  # type: ignore[misc]
         state.note_grads()
+        state.note_graded(leaves)
         if state.conflict is None and state.tracer is not None and state.tracer.conflict:
             state.tracer.conflict_passed(roots)
             state.met_conflict()

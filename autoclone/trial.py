@@ -77,6 +77,8 @@ class RunResult:
     #: Leaves the backward calls differentiated, counted by shape ("16x8": 2)
     reached: Mapping[str, int] = field(default_factory=dict)
     unreached: Mapping[str, int] = field(default_factory=dict)  # optimizers' leaves, by shape
+    #: Optimizers' leaves that backward calls reached and never left a gradient in
+    ungraded: Mapping[str, int] = field(default_factory=dict)
     #: Per backward call: how many parameters of each optimizer it reached (by the
     #: optimizer's index, as text), and the optimizers that stepped right after it
     call_reach: tuple[Mapping[str, int], ...] = ()
@@ -578,6 +580,7 @@ def _load(
         peak_mb=float(data.get("peak_mb") or 0.0),
         reached=dict(data.get("reached") or {}),
         unreached=dict(data.get("unreached") or {}),
+        ungraded=dict(data.get("ungraded") or {}),
         call_reach=tuple(data.get("call_reach") or ()),
         steps_after=tuple(map(tuple, data.get("steps_after") or ())),
         opt_grads=tuple(data.get("opt_grads") or ()),
