@@ -147,7 +147,12 @@ class _State:
         return known is not None and known[0]() is tensor
 
     def reached_shapes(self) -> dict[str, int]:
-        return dict(collections.Counter(shape for _, shape in self.reached.values()))
+        """What backward calls differentiated, by shape: of a script with optimizers, the
+        tensors they update (a feature extractor's parameters, which require grad but no
+        optimizer steps, are not trained: activations cut from them lose nothing)."""
+        trained = {id(p) for o in self.optimizers for g in o.param_groups for p in g["params"]}
+        return dict(collections.Counter(shape for key, (_, shape) in self.reached.items()
+                                        if not trained or key in trained))  # fmt: skip
 
     def note_graded(self, leaves: list[Any]) -> None:
         for leaf in leaves:

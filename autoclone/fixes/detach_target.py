@@ -31,7 +31,8 @@ def _read(frame: Frame, sites: Sequence[Site]) -> list[str]:
     """Names (or attributes) read on the loop's line that consumed the older graph, also
     where only a slice of them is read (``old_log_probs[mb]``)."""
     heads = (_HEAD.match(s.target) for s in sites if (s.file, s.line) == frame
-             and s.kind in (ARG, OPERAND, SUBSCRIPT))  # fmt: skip
+             and (s.kind in (ARG, OPERAND, SUBSCRIPT)
+                  or s.kind == ASSIGN and _VALUE.match(s.target)))  # ``x = acts[idx]``  # fmt: skip
     return list(dict.fromkeys(m.group(0) for m in heads if m))
 
 
@@ -68,8 +69,18 @@ def target_assignments(
         if called and reads_here and not in_loop and _a_step(text, frame[1]):  # one pass
             loop = scope_of(text, frame[1])
         called = in_loop
-        out += [s for s in _targets_at(frame, loop, found, sites, text) if s not in out]
+        once = _made_once(found, texts)
+        out += [s for s in _targets_at(frame, loop, found, sites, text, once) if s not in out]
     return out
+
+
+def _made_once(found: Diagnosis, texts: Mapping[str, str]) -> bool:
+    """No user frame of the producer runs in a loop: the value was made once (a
+    normalisation after harvesting activations), not by each pass (a module's state)."""
+    frames = found.producer_frames or ((found.carry_producer,) if found.carry_producer else ())
+    return bool(frames) and all(
+        f in texts and not loop_of(texts[f], n)[0] for f, n in frames
+    )
 
 
 def _a_step(text: str, line: int) -> bool:
@@ -81,7 +92,12 @@ def _a_step(text: str, line: int) -> bool:
 
 
 def _targets_at(
-    frame: Frame, loop: tuple[int, int], found: Diagnosis, sites: Sequence[Site], text: str
+    frame: Frame,
+    loop: tuple[int, int],
+    found: Diagnosis,
+    sites: Sequence[Site],
+    text: str,
+    once: bool = False,
 ) -> list[Site]:
     made = found.carry_producer
     assert made is not None
@@ -102,6 +118,9 @@ def _targets_at(
         return reads
     defining = [s for s in sites if s.file == frame[0] and any(_defines(s, n) for n in names)]
     at_made = [s for s in defining if s.line == made[1] and outside]
+    if outside and not at_made and once:  # made once, from itself
+        at_made = [s for s in sites if (s.file, s.line) == made and s.kind == ASSIGN
+                   and (s.assigned in names or set(s.bound) & set(names))]  # fmt: skip
     later = [s for s in defining if s.line > frame[1] and scope_of(text, s.line) == scope]
     return at_made + sorted(later, key=lambda s: -s.line) + reads
 
