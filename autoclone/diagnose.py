@@ -123,6 +123,9 @@ class Diagnosis:
     #: Grad mode was still off when the error left the script: a global
     #: ``torch.set_grad_enabled(False)`` nothing undid
     grad_off: bool = False
+    #: The failing call's loss holds the loss the previous call started from
+    #: (``loss.backward()``, then ``(loss + loss_adv).backward()``)
+    recounts: bool = False
 
 
 def as_json(d: Diagnosis) -> dict[str, Any]:
@@ -343,6 +346,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                        previous_backward_frames=_own_frames(
                            traced.get("previous_backward_frames"), own),
                        stepped=bool(traced.get("stepped")),
+                       recounts=bool(traced.get("recounts_previous")),
                        grad_call=_first_own(traced.get("grad_frames"), own),
                        target_of=_first_own(traced.get("target_of_frames"), own),
                        target_loss=traced.get("target_loss", ""),
@@ -568,6 +572,10 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
             "which frees what it saved. If both losses should train the model, add them and "
             "call backward once, or pass retain_graph=True to the first backward call."
+        ) if not d.recounts else (
+            f"The loss of this call contains the loss backpropagated at "
+            f"{where(d.previous_backward, lines)}, whose graph that call freed: its gradient "
+            "is already in .grad, and differentiating it again would count it twice."
         )
         parts.append(_freed_words(d, lines) if _freed_elsewhere(d) else same)
     if d.carry_consumer is not None and not _within_one_iteration(d):

@@ -95,6 +95,23 @@ def _made_on(root: Any, budget: int = 4000) -> set[tuple[Frame, ...]]:
     return lines
 
 
+def _reaches(roots: list[Any], targets: list[Any], budget: int = 20_000) -> bool:
+    """The graph of ``roots`` holds one of the ``targets`` nodes (the loss an earlier
+    backward call started from, added into this one: ``(loss + loss_adv).backward()``)."""
+    wanted = {id(t) for t in targets}
+    queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
+    seen: set[int] = set()
+    while queue and len(seen) < budget and wanted:
+        node = queue.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in wanted:
+            return True
+        queue += [child for child, _ in node.next_functions if child is not None]
+    return False
+
+
 class Tracer:
     """Records saves and mutations; ``diagnosis`` holds the conflict once found."""
 
@@ -117,6 +134,9 @@ class Tracer:
         )
         self.diagnosis: dict[str, Any] | None = None
         self.backward_frames: list[Frame] = []  # where the last backward call was made
+        #: The root nodes of the last backward call that ran, and of the one running
+        self.last_roots: list[Any] = []
+        self.roots: list[Any] = []
         self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
         self.steps = 0  # optimizer steps so far
         self.steps_at_backward = 0  # ... when the last backward call succeeded
@@ -458,6 +478,7 @@ class Tracer:
         user's ``trainer.fit(...)`` line, as far as the user's frames tell); and, for a
         call that keeps no graph, that it frees what it runs."""
         self.in_backward = True
+        self.last_roots, self.roots = self.roots, [_grad_fn(t) for t in roots]
         here = self.frames()[:1]
         if frees and len(self.call_frames) < CALLS_NOTED:
             self.call_frames[self.epoch] = self.frames()
@@ -483,6 +504,8 @@ class Tracer:
                               "stepped": self.steps > self.steps_at_backward}  # fmt: skip
             if self.grad_freed is not None and self.grad_freed[0] == self.epoch:
                 self.diagnosis["grad_frames"] = self.grad_freed[1]  # since the last backward
+            if _reaches(roots, [r for r in self.last_roots if r is not None]):
+                self.diagnosis["recounts_previous"] = True
         self._add_carry(roots, self.diagnosis)
         carry = (self.diagnosis or {}).get("carry")
         if carry and self.diagnosis and self.diagnosis.get("kind") == "backward_twice":

@@ -14,6 +14,7 @@ from typing import Any
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
+    alias_out_of_place,
     argument_write,
     checkpoint_nonreentrant,
     clear_list,
@@ -56,6 +57,7 @@ from autoclone.session import Project
 
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
+    alias_out_of_place.KIND,
     constant_target.KIND,
     create_graph.KIND,
     rescore.KIND,

@@ -3,7 +3,9 @@
 backward call frees its graph. Never offered where it would only delay the error (an
 optimizer step between the calls changes what the graph saved: the reference run fails),
 nor where the first call's gradients leak into another optimizer's step (see
-``detach_shared``), nor for the same loss backpropagated twice (a slip, not a design)."""
+``detach_shared``), nor for the same loss backpropagated twice (a slip, not a design),
+nor where the second call's loss holds the first one (``loss.backward()``, then
+``(loss + loss_adv).backward()``: the first loss's gradient would count twice)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,8 @@ class RetainGraph(Kind):
         first = found.previous_backward
         if first is None or same_loss_twice(found, ctx.lines) or ctx.evidence.get("leaks"):
             return []
+        if found.recounts:  # the first loss is part of the second: counted twice
+            return []
         if ctx.evidence.get("retained_failed"):  # the retained run itself failed
             return []
         return ranked([[site] for site in retain_graph(*first, ctx.line(*first))])
@@ -62,6 +66,13 @@ class RetainGraph(Kind):
                 "the same loss is backpropagated twice in one iteration; if the gradient "
                 "should count twice pass retain_graph=True to the first call, but usually "
                 "the second call is a slip to remove"
+            )
+        if found.recounts:
+            return (
+                f"the loss backpropagated at {where(found.failing, ctx.lines)} contains the "
+                f"loss already backpropagated at {where(found.previous_backward, ctx.lines)}: "
+                "retain_graph=True would count that loss's gradient twice; backpropagate only "
+                "the part the second call adds (the adversarial loss, the extra term)"
             )
         return "no retain_graph edit is supported by the evidence for this error"
 
