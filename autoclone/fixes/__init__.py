@@ -16,6 +16,7 @@ from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
     alias_out_of_place,
     argument_write,
+    cache_decorator,
     checkpoint_nonreentrant,
     clear_list,
     clone,
@@ -58,6 +59,7 @@ from autoclone.session import Project
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
     alias_out_of_place.KIND,
+    cache_decorator.KIND,
     constant_target.KIND,
     create_graph.KIND,
     rescore.KIND,

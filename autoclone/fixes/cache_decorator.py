@@ -1,0 +1,87 @@
+"""``@functools.lru_cache`` / ``@functools.cache`` removed from the function that made the
+graph a later pass runs into again (a relative-position bias gathered from a learned
+table and cached by sequence length).
+
+The cache hands every later call the tensor the first call made, with that call's graph;
+the first backward call frees it, and the next pass's backward runs into it again ("Trying
+to backward through the graph a second time"). ``retain_graph=True`` would keep the stale
+graph (the table's later values never reach the bias), and a detach would freeze the
+table. Without the cache the function computes its tensor from the current parameters at
+every call: the same values on the first pass, so the backward calls the original
+completed must come out the same. Judged otherwise like a cut: K steps with finite
+losses, every tensor still trained.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
+from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.diagnose import Diagnosis
+from autoclone.edits import TextEdit
+from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.parsed import innermost
+
+KIND_NAME = "cache_decorator"
+_CACHES = ("lru_cache", "cache")
+
+
+def _caching(deco: ast.expr) -> bool:
+    """``@functools.lru_cache(...)``, ``@lru_cache``, ``@functools.cache``, ``@cache``."""
+    func = deco.func if isinstance(deco, ast.Call) else deco
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    owner = func.value if isinstance(func, ast.Attribute) else None
+    return name in _CACHES and (owner is None or ast.unparse(owner) == "functools")
+
+
+def sites(found: Diagnosis, ctx: Context) -> list[Site]:
+    """The cache decorator of each user function the carried graph was made in."""
+    frames = found.producer_frames or ((found.carry_producer,) if found.carry_producer else ())
+    out: list[Site] = []
+    for file, line in frames:
+        text = ctx.texts.get(file, "")
+        fn = innermost(text, line, FUNCTIONS) if text else None
+        if not isinstance(fn, FUNCTIONS):
+            continue
+        for deco in fn.decorator_list:
+            if _caching(deco) and deco.lineno == deco.end_lineno:
+                code = ctx.line(file, deco.lineno).strip()
+                site = Site(id=f"{file}:{deco.lineno}:0:{KIND_NAME}", file=file,
+                            line=deco.lineno, col=0, kind=STATEMENT, target=fn.name, code=code,
+                            start=(deco.lineno, 0), end=(deco.lineno, 0), depth=0,
+                            fix=KIND_NAME,
+                            rewrite=(TextEdit(deco.lineno, 0, "", drop_line=True),))  # fmt: skip
+                if site not in out:
+                    out.append(site)
+    return out
+
+
+class CacheDecorator(Kind):
+    name = KIND_NAME
+    reference = NONE
+    keeps_prefix = True
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        if found.error_class not in (BACKWARD_TWICE, INPLACE_VERSION):
+            return False
+        try:
+            return bool(sites(found, ctx))
+        except SyntaxError:
+            return False
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return ranked([[s] for s in sites(found, ctx)], -1.0)
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix: `{site.code}` removed from `{site.target}` ({site.file}:{site.line}): the "
+            "cache handed every later call the tensor the first call made, with a graph the "
+            "first backward call freed; without it each call computes its tensor from the "
+            "current parameters (the same values on the first pass)."
+        )
+
+
+KIND = CacheDecorator()
