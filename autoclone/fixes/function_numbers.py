@@ -1,5 +1,5 @@
-"""Numbers given to ``ctx.save_for_backward`` in a custom ``autograd.Function`` kept as
-``ctx`` attributes instead, and read back from them in ``backward``.
+"""Numbers given to a custom Function's ``ctx.save_for_backward`` kept as ``ctx``
+attributes instead, and read back from them in ``backward``.
 
 ``save_for_backward`` takes tensors only ("save_for_backward can only save variables, but
 argument 2 is of type float"); PyTorch's docs say to keep anything else on ``ctx``. The

@@ -1,5 +1,5 @@
-"""``inference_mode=False`` on the Lightning ``Trainer``, for gradients an evaluation step
-takes under ``trainer.test()``, or a tensor it made that training saves.
+"""``inference_mode=False`` on the Lightning ``Trainer``: ``trainer.test()`` runs in
+inference mode, where no step records a graph.
 
 Lightning runs ``test``, ``validate`` and ``predict`` under ``torch.inference_mode()``
 unless the Trainer is told otherwise, and no ``torch.enable_grad()`` in a ``test_step``
