@@ -233,3 +233,21 @@ def test_a_grad_switch_becomes_a_block_over_the_rest_of_its_block_only_if_never_
         "    model.eval()", "    with torch.no_grad():", "        out = model(x)",
         "        model.train()", "    return out.mean().item()",
     ]  # fmt: skip
+
+
+def test_an_alias_is_a_later_call_of_an_in_place_chain_reading_what_it_changed() -> None:
+    """Python runs ``h.mul_(lam)`` before it evaluates ``h[index]``: that read sees the
+    write. A single in-place call evaluates its arguments first, and a chain whose later
+    arguments read other tensors has no alias."""
+    import ast
+
+    from autoclone.fixes.alias_out_of_place import aliased_read
+
+    def read(code: str) -> tuple[str, str] | None:
+        return aliased_read(ast.parse(code).body[0])
+
+    assert read("h.mul_(lam).add_(h[index], alpha=1 - lam)") == ("h", "h[index]")
+    assert read("return x.sub_(m).div_(x.std())") == ("x", "x.std()")
+    assert read("x.add_(x.flip(0))") is None  # one call: its argument is read before it runs
+    assert read("x.sub_(m).div_(s)") is None  # the chain reads only other tensors
+    assert read("y = x.mul(2).add_(x)") is None  # the receiver is a new tensor, not x
