@@ -37,6 +37,12 @@ INPUT_NO_GRAD = "input_no_grad"
 #: forward, a backward that returns too few gradients or one of the wrong shape, a number
 #: passed to ``save_for_backward``
 CUSTOM_FUNCTION = "custom_function"
+#: ``t.register_hook(...)`` on a tensor made where autograd does not record (under
+#: ``torch.no_grad()``, from a frozen encoder)
+HOOK_NO_GRAD = "hook_no_grad"
+#: A tensor that requires grad given to an argument PyTorch has no derivative for (a focal
+#: factor as ``weight=`` of ``binary_cross_entropy_with_logits``)
+NONDIFF_ARGUMENT = "nondiff_argument"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -61,6 +67,8 @@ _PATTERNS = (
     (CUSTOM_FUNCTION, "returned an incorrect number of gradients"),
     (CUSTOM_FUNCTION, "returned an invalid gradient at index"),
     (CUSTOM_FUNCTION, "save_for_backward can only save variables"),
+    (HOOK_NO_GRAD, "cannot register a hook on a tensor that doesn't require gradient"),
+    (NONDIFF_ARGUMENT, "is not differentiable with respect to argument"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -85,6 +93,9 @@ DESCRIPTIONS = {
     INPUT_NO_GRAD: "torch.autograd.grad was asked for the gradient of a tensor that does "
     "not require grad",
     CUSTOM_FUNCTION: "a custom autograd Function breaks its contract with autograd",
+    HOOK_NO_GRAD: "a gradient hook was registered on a tensor that does not require grad",
+    NONDIFF_ARGUMENT: "a tensor that requires grad was given to an argument PyTorch has no "
+    "derivative for",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

@@ -160,6 +160,14 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         "broadcast gradient over the broadcast dimensions); save only tensors with "
         "ctx.save_for_backward and keep numbers as ctx attributes. How the gradient is "
         "defined is the Function's author's to say, so autoclone offers no edit",
+        cls.HOOK_NO_GRAD: "the tensor was made where autograd does not record (under "
+        "torch.no_grad(), by a frozen module): register the hook only when it requires "
+        "grad (if t.requires_grad: t.register_hook(...)), or make the tensor with grad "
+        "enabled; which gradients the hook should see is yours to say",
+        cls.NONDIFF_ARGUMENT: "pass the argument detached if it is a constant (a class "
+        "weight), or apply it outside the op if its gradient is meant (a focal factor: "
+        "(w * F.binary_cross_entropy_with_logits(x, y, reduction='none')).sum()); which "
+        "one is yours to say",
     }.get(kind, "no edit the evidence supports repairs it")
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind

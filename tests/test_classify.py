@@ -138,6 +138,17 @@ def _no_graph() -> None:
     torch.randn(3).sum().backward()
 
 
+def _hook_no_grad() -> None:
+    with torch.no_grad():
+        out = _grad_tensor(3) * 2
+    out.register_hook(lambda g: g)
+
+
+def _nondiff_argument() -> None:
+    x = _grad_tensor(3)
+    torch.nn.functional.binary_cross_entropy_with_logits(x, torch.ones(3), weight=x.sigmoid())
+
+
 def _input_no_grad() -> None:
     torch.autograd.grad((_grad_tensor(3) * torch.randn(3)).sum(), torch.randn(3))
 
@@ -201,6 +212,8 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),
     "deepcopy of a computed tensor": (_deepcopy_computed, cls.NONLEAF_DEEPCOPY),
     "gradient of an input that does not require grad": (_input_no_grad, cls.INPUT_NO_GRAD),
+    "hook on a tensor made under no_grad": (_hook_no_grad, cls.HOOK_NO_GRAD),
+    "a weight that requires grad": (_nondiff_argument, cls.NONDIFF_ARGUMENT),
     "old-style Function": (lambda: _Legacy()(_grad_tensor(3)), cls.CUSTOM_FUNCTION),
     "Function backward returns too few gradients": (
         lambda: _TooFew.apply(_grad_tensor(3), _grad_tensor(3)).sum().backward(),
