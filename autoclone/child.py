@@ -29,6 +29,7 @@ import time
 import traceback
 import warnings
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from autoclone import devices, isolation, labels
@@ -146,11 +147,17 @@ class _State:
         known = self.reached.get(id(tensor))
         return known is not None and known[0]() is tensor
 
+    def _params(self) -> Iterator[Any]:
+        """Every tensor the script's optimizers update (a tensor in two groups twice)."""
+        for optimizer in self.optimizers:
+            for group in optimizer.param_groups:
+                yield from group["params"]
+
     def reached_shapes(self) -> dict[str, int]:
         """What backward calls differentiated, by shape: of a script with optimizers, the
         tensors they update (a feature extractor's parameters, which require grad but no
         optimizer steps, are not trained: activations cut from them lose nothing)."""
-        trained = {id(p) for o in self.optimizers for g in o.param_groups for p in g["params"]}
+        trained = {id(p) for p in self._params()}
         return dict(collections.Counter(shape for key, (_, shape) in self.reached.items()
                                         if not trained or key in trained))  # fmt: skip
 
@@ -162,26 +169,16 @@ class _State:
     def ungraded_shapes(self) -> dict[str, int]:
         """Tensors an optimizer updates that backward calls reached and never left a
         gradient in: what a custom Function's ``None`` for a trained input does."""
-        shapes: collections.Counter[str] = collections.Counter()
-        for optimizer in self.optimizers:
-            for group in optimizer.param_groups:
-                for param in group["params"]:
-                    known = self.graded.get(id(param))
-                    graded = known is not None and known() is param
-                    if param.requires_grad and self._was_reached(param) and not graded:
-                        shapes[_shape_key(param)] += 1
-        return dict(shapes)
+        return dict(collections.Counter(
+            _shape_key(p) for p in self._params()
+            if p.requires_grad and self._was_reached(p) and not _held(self.graded, p)))  # fmt: skip
 
     def unreached_shapes(self) -> dict[str, int]:
         """Tensors an optimizer updates that no backward call reached: a block that cut
         them off (an edit under ``torch.no_grad()``) leaves them untrained for good."""
-        shapes: collections.Counter[str] = collections.Counter()
-        for optimizer in self.optimizers:
-            for group in optimizer.param_groups:
-                for param in group["params"]:
-                    if param.requires_grad and not self._was_reached(param):
-                        shapes[_shape_key(param)] += 1
-        return dict(shapes)
+        return dict(collections.Counter(
+            _shape_key(p) for p in self._params()
+            if p.requires_grad and not self._was_reached(p)))  # fmt: skip
 
     def script_seconds(self) -> float:
         return 0.0 if self.started is None else time.perf_counter() - self.started
@@ -327,6 +324,13 @@ def _install_grad_watch(state: _State) -> None:
         return result
 
     torch.autograd.grad = grad
+
+
+def _held(table: dict[int, Any], tensor: Any) -> bool:
+    """``tensor`` itself is in a table of weak references by id (not a later tensor that
+    took a freed one's id)."""
+    known = table.get(id(tensor))
+    return known is not None and known() is tensor
 
 
 def _keeps_graph(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

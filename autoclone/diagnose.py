@@ -151,6 +151,7 @@ def in_inference_loop(frames: Sequence[tuple[str, int]]) -> bool:
     """A stack that passes through a framework's evaluation loop (inference mode)."""
     return any(_EVALUATION_LOOP.search(file) for file, _ in frames)
 
+
 _FRAMES = ("failing", "backward_by", "saved", "mutation", "module_built", "carry_consumer",
            "carry_producer", "previous_backward", "view", "state_at", "first_read",
            "again_read", "target_of", "grad_call", "freed_by")  # fmt: skip
@@ -325,7 +326,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_consumer=_first_own(carry["consumer_frames"], own),
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
-            producer_frames=tuple((f, int(n)) for f, n in carry["producer_frames"] if f in own),
+            producer_frames=_own_frames(carry["producer_frames"], own),
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,

@@ -95,11 +95,11 @@ def _made_on(root: Any, budget: int = 4000) -> set[tuple[Frame, ...]]:
     return lines
 
 
-def _reaches(roots: list[Any], targets: list[Any], budget: int = 20_000) -> bool:
-    """The graph of ``roots`` holds one of the ``targets`` nodes (the loss an earlier
+def _reaches(nodes: list[Any], targets: list[Any], budget: int = 20_000) -> bool:
+    """The graph from ``nodes`` holds one of the ``targets`` nodes (the loss an earlier
     backward call started from, added into this one: ``(loss + loss_adv).backward()``)."""
-    wanted = {id(t) for t in targets}
-    queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
+    wanted = {id(t) for t in targets if t is not None}
+    queue = [node for node in nodes if node is not None]
     seen: set[int] = set()
     while queue and len(seen) < budget and wanted:
         node = queue.pop()
@@ -482,7 +482,7 @@ class Tracer:
         here = self.frames()[:1]
         if frees and len(self.call_frames) < CALLS_NOTED:
             self.call_frames[self.epoch] = self.frames()
-        queue = [_grad_fn(t) for t in roots if _grad_fn(t) is not None]
+        queue = [node for node in self.roots if node is not None]
         freed.mark(queue, self.epoch, frees)  # before this call frees what it runs
         seen = 0
         while queue and seen < 64:
@@ -504,7 +504,7 @@ class Tracer:
                               "stepped": self.steps > self.steps_at_backward}  # fmt: skip
             if self.grad_freed is not None and self.grad_freed[0] == self.epoch:
                 self.diagnosis["grad_frames"] = self.grad_freed[1]  # since the last backward
-            if _reaches(roots, [r for r in self.last_roots if r is not None]):
+            if _reaches(self.roots, self.last_roots):
                 self.diagnosis["recounts_previous"] = True
         self._add_carry(roots, self.diagnosis)
         carry = (self.diagnosis or {}).get("carry")

@@ -241,6 +241,14 @@ def statement_replaced(
                 fix=fix, rewrite=edits)  # fmt: skip
 
 
+def line_dropped(file: str, line: int, code: str, target: str, fix: str) -> Site:
+    """The one-line statement ``code`` on ``line`` removed: a decorator that disables grad
+    or caches a tensor."""
+    return Site(id=f"{file}:{line}:0:{fix}", file=file, line=line, col=0, kind=STATEMENT,
+                target=target, code=code, start=(line, 0), end=(line, 0), depth=0, fix=fix,
+                rewrite=(TextEdit(line, 0, "", drop_line=True),))  # fmt: skip
+
+
 def statement_moved(file: str, line: int, code: str, to: int, indent: str, fix: str) -> Site:
     """The one-line statement ``code`` on ``line`` dropped and written again before line
     ``to`` at ``indent``: an optimizer step after the last differentiation of its graph,

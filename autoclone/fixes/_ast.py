@@ -133,6 +133,11 @@ def _with_literal(receiver: ast.expr, given: list[ast.expr]) -> tuple[ast.expr, 
     return (receiver, value) if isinstance(value, bool) else None
 
 
+def char_col(line: str, col: int) -> int:
+    """A UTF-8 byte offset (what ``ast`` gives) as a character offset (what edits use)."""
+    return len(line.encode()[:col].decode(errors="ignore"))
+
+
 #: Values that may hand back a module's own tensor rather than a new one, or make a leaf
 #: on purpose (``torch.zeros(n, requires_grad=True)``, ``nn.Parameter(...)``).
 _ALIASING = ("parameters(", "buffers(", "getattr(", "state_dict(", "weight", "bias", "param",

@@ -18,9 +18,9 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import line_dropped
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost
@@ -49,11 +49,7 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
         for deco in fn.decorator_list:
             if _caching(deco) and deco.lineno == deco.end_lineno:
                 code = ctx.line(file, deco.lineno).strip()
-                site = Site(id=f"{file}:{deco.lineno}:0:{KIND_NAME}", file=file,
-                            line=deco.lineno, col=0, kind=STATEMENT, target=fn.name, code=code,
-                            start=(deco.lineno, 0), end=(deco.lineno, 0), depth=0,
-                            fix=KIND_NAME,
-                            rewrite=(TextEdit(deco.lineno, 0, "", drop_line=True),))  # fmt: skip
+                site = line_dropped(file, deco.lineno, code, fn.name, KIND_NAME)
                 if site not in out:
                     out.append(site)
     return out

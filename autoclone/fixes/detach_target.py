@@ -61,6 +61,7 @@ def target_assignments(
         return []
     out: list[Site] = []
     called = False  # the frame runs in the function a loop's line calls
+    once = _made_once(found, texts)
     for frame in reversed(frames):
         text = texts.get(frame[0], "")
         loop = loop_of(text, frame[1]) if text else (0, 0)
@@ -69,7 +70,6 @@ def target_assignments(
         if called and reads_here and not in_loop and _a_step(text, frame[1]):  # one pass
             loop = scope_of(text, frame[1])
         called = in_loop
-        once = _made_once(found, texts)
         out += [s for s in _targets_at(frame, loop, found, sites, text, once) if s not in out]
     return out
 

@@ -20,6 +20,7 @@ from autoclone.classify import CUSTOM_FUNCTION
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
+from autoclone.fixes._ast import char_col
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.oracle import Reference, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -69,7 +70,7 @@ def _site(file: str, text: str, ret: ast.Return, missing: int) -> Site:
     elts = value.elts if isinstance(value, ast.Tuple) else [value]
     new = ", ".join([*(ast.get_source_segment(text, e) or "" for e in elts), *["None"] * missing])
     line = text.splitlines()[ret.lineno - 1]
-    col = len(line.encode()[: value.col_offset].decode(errors="ignore"))
+    col = char_col(line, value.col_offset)
     return Site(id=f"{file}:{ret.lineno}:{col}:{KIND_NAME}", file=file, line=ret.lineno,
                 col=col, kind=STATEMENT, target=old, code=f"return {new}",
                 start=(ret.lineno, col), end=(ret.lineno, col), depth=0, fix=KIND_NAME,

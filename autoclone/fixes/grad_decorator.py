@@ -21,9 +21,9 @@ import re
 from collections.abc import Mapping
 
 from autoclone.classify import NO_GRAPH
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import line_dropped
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 
 KIND_NAME = "grad_decorator"
@@ -69,10 +69,7 @@ def decorated(ctx: Context) -> list[Site]:
                     continue
                 line = deco.lineno
                 code = ctx.line(file, line).strip()
-                site = Site(id=f"{file}:{line}:0:{KIND_NAME}", file=file, line=line, col=0,
-                            kind=STATEMENT, target=node.name, code=code, start=(line, 0),
-                            end=(line, 0), depth=0, fix=KIND_NAME,
-                            rewrite=(TextEdit(line, 0, "", drop_line=True),))  # fmt: skip
+                site = line_dropped(file, line, code, node.name, KIND_NAME)
                 found.append((node.name not in _FIRST, site))
     return [site for _, site in sorted(found, key=lambda p: (p[0], p[1].file, p[1].line))]
 

@@ -19,6 +19,7 @@ from autoclone.classify import INFERENCE_TENSOR
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
+from autoclone.fixes._ast import char_col
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import parsed
 
@@ -58,7 +59,7 @@ def sites(ctx: Context) -> list[Site]:
         line_of = ctx.lines.get(file, [])
         for call in _modes(parsed(text)):
             line = line_of[call.lineno - 1]
-            start = len(line.encode()[: call.col_offset].decode(errors="ignore"))
+            start = char_col(line, call.col_offset)
             old = ast.get_source_segment(text, call) or ""
             new = "torch.no_grad()" if isinstance(call.func, ast.Attribute) else "no_grad()"
             edit = TextEdit(call.lineno, start, new, delete=len(old))

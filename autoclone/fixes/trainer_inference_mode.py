@@ -23,6 +23,7 @@ from autoclone.classify import INFERENCE_TENSOR, INPUT_NO_GRAD, NO_GRAPH
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
+from autoclone.fixes._ast import char_col
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import parsed
 
@@ -32,25 +33,20 @@ _KEYWORD = "inference_mode=False"
 _EVALUATION_CALL = re.compile(r"\.(?:validate|test|predict)\(")
 
 
-def _chars(line: str, col: int) -> int:
-    """A UTF-8 byte offset (what ``ast`` gives) as a character offset (what edits use)."""
-    return len(line.encode()[:col].decode(errors="ignore"))
-
-
 def _edit(call: ast.Call, lines: list[str]) -> TextEdit | None:
     """The keyword inserted after the call's last argument (or into its empty parentheses)."""
     given: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
     last = max(given, key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0), default=None)
     if last is None:
         end_line = call.end_lineno or call.lineno
-        return TextEdit(end_line, _chars(lines[end_line - 1], call.end_col_offset or 1) - 1,
+        return TextEdit(end_line, char_col(lines[end_line - 1], call.end_col_offset or 1) - 1,
                         _KEYWORD)  # fmt: skip
     line, col = last.end_lineno or last.lineno, last.end_col_offset or 0
-    rest = lines[line - 1][_chars(lines[line - 1], col):]
+    rest = lines[line - 1][char_col(lines[line - 1], col):]
     if rest.lstrip().startswith(","):  # a trailing comma: one argument per line
         indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
         return TextEdit(line + 1, 0, f"{indent}{_KEYWORD},\n")
-    return TextEdit(line, _chars(lines[line - 1], col), f", {_KEYWORD}")
+    return TextEdit(line, char_col(lines[line - 1], col), f", {_KEYWORD}")
 
 
 def _trainer_calls(text: str) -> list[ast.Call]:
