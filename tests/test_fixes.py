@@ -251,3 +251,62 @@ def test_an_alias_is_a_later_call_of_an_in_place_chain_reading_what_it_changed()
     assert read("x.add_(x.flip(0))") is None  # one call: its argument is read before it runs
     assert read("x.sub_(m).div_(s)") is None  # the chain reads only other tensors
     assert read("y = x.mul(2).add_(x)") is None  # the receiver is a new tensor, not x
+
+
+_WEIGHTS = """\
+import torch
+import torch.nn.functional as F
+
+
+def focal(logits, y, g):
+    w = (1 - torch.where(y > 0, logits.sigmoid(), 1 - logits.sigmoid())) ** g
+    return F.binary_cross_entropy_with_logits(logits, y, w, reduction="sum") / 2
+
+
+def keyword(logits, y):
+    p = logits.sigmoid()
+    return F.binary_cross_entropy(p, y, weight=p + 0.5)
+
+
+def table(logits, y, self_w):
+    w = self_w.expand_as(y)
+    return F.binary_cross_entropy_with_logits(logits, y, weight=w, reduction="mean")
+"""
+
+
+def test_a_weight_made_from_the_input_moves_outside_the_loss_with_the_same_value(
+    tmp_path: Any,
+) -> None:
+    """The rewrite is the same number as the weighted call (with the weight detached,
+    which the call accepts); a weight not made from the input gets no rewrite."""
+    import torch
+    import torch.nn.functional as F
+
+    from autoclone.codemods.render import patch_edits
+    from autoclone.fixes.weight_outside_loss import sites
+    from autoclone.patch import SourceFile, apply_edits
+
+    ctx = _ctx({"m.py": _WEIGHTS})
+    message = "is not differentiable with respect to argument 'weight'"
+    found = [sites(Diagnosis("nondiff_argument", message, "", failing=("m.py", n)), ctx)
+             for n in (7, 12, 17)]  # fmt: skip
+    assert [len(f) for f in found] == [1, 1, 0]
+    (tmp_path / "m.py").write_text(_WEIGHTS)
+    patched = apply_edits(SourceFile.read(tmp_path / "m.py"), patch_edits(found[0] + found[1]))
+    lines = patched.splitlines()
+    assert lines[6].strip() == ("return (w * F.binary_cross_entropy_with_logits(logits, y, "
+                                'reduction="none")).sum() / 2')  # fmt: skip
+    assert lines[11].strip() == ("return ((p + 0.5) * F.binary_cross_entropy(p, y, "
+                                 'reduction="none")).mean()')  # fmt: skip
+    new: dict[str, Any] = {}
+    exec(compile(patched, "m.py", "exec"), new)
+    torch.manual_seed(0)
+    logits, y = torch.randn(6, 3, requires_grad=True), (torch.rand(6, 3) > 0.5).float()
+    w = (1 - torch.where(y > 0, logits.sigmoid(), 1 - logits.sigmoid())) ** 2
+    old = F.binary_cross_entropy_with_logits(logits, y, w.detach(), reduction="sum") / 2
+    assert torch.allclose(new["focal"](logits, y, 2), old)
+    p = logits.sigmoid()
+    same = F.binary_cross_entropy(p, y, weight=(p + 0.5).detach())
+    assert torch.allclose(new["keyword"](logits, y), same)
+    new["focal"](logits, y, 2).backward()  # now differentiable through the weight
+    assert logits.grad is not None

@@ -52,6 +52,7 @@ from autoclone.fixes import (
     stack_views,
     step_later,
     trainer_inference_mode,
+    weight_outside_loss,
 )
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
@@ -92,6 +93,7 @@ KINDS: tuple[FixKind, ...] = (
     grad_mode_block.KIND,
     function_numbers.KIND,
     function_grads.KIND,
+    weight_outside_loss.KIND,
     grad_decorator.KIND,
     inplace_false.KIND,
     out_of_place.KIND,
