@@ -310,3 +310,31 @@ def test_a_weight_made_from_the_input_moves_outside_the_loss_with_the_same_value
     assert torch.allclose(new["keyword"](logits, y), same)
     new["focal"](logits, y, 2).backward()  # now differentiable through the weight
     assert logits.grad is not None
+
+
+_CACHED = """\
+import torch.nn as nn
+from torch_geometric.nn import GCNConv
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = GCNConv(4, 8, cached=True)
+        self.conv2 = GCNConv(8, 2, cached=True)
+        self.other = GCNConv(8, 2, cached=True)
+
+    def forward(self, x, edge_index, w):
+        h = self.conv1(x, edge_index, w).relu()
+        return self.conv2(h, edge_index, w)
+"""
+
+
+def test_a_cache_flag_is_turned_off_on_the_layers_the_carried_value_was_made_in() -> None:
+    """A library layer (not in the user's files) is found through the ``self.<attr>`` its
+    producer frame's line calls; a layer no producer frame calls keeps its cache."""
+    from autoclone.fixes.cache_flag import sites
+
+    ctx = _ctx({"m.py": _CACHED})
+    found = sites(Diagnosis("backward_twice", "", "", producer_frames=(("m.py", 13),)), ctx)
+    assert [(s.line, s.code) for s in found] == [(8, "GCNConv(..., cached=False)")]

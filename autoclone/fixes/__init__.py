@@ -17,6 +17,7 @@ from autoclone.fixes import (
     alias_out_of_place,
     argument_write,
     cache_decorator,
+    cache_flag,
     checkpoint_nonreentrant,
     clear_list,
     clone,
@@ -61,6 +62,7 @@ from autoclone.session import Project
 KINDS: tuple[FixKind, ...] = (
     alias_out_of_place.KIND,
     cache_decorator.KIND,
+    cache_flag.KIND,
     constant_target.KIND,
     create_graph.KIND,
     rescore.KIND,
