@@ -63,6 +63,7 @@ from autoclone.rounds import (
     _lines,
     _Part,
     _Point,
+    _rebased,
     _tries,
     _Verified,
 )
@@ -405,7 +406,8 @@ class _Repair:
         run = self.runner.run(self.project.spec(patched, limit=limit, run_on=self._run_on))
         run = run.within(limit, lambda: _edited_lines(self.project.sources, patched))
         refs = refs or {}
-        verdicts = [k.judge(run, refs.get(k.reference, reference), ctx)
+        last = kinds[-1] if kinds else None
+        verdicts = [k.judge(run, _rebased(refs.get(k.reference, reference), k, last, ctx), ctx)
                     for k in dict.fromkeys(kinds)] if ctx else []  # fmt: skip
         failed = [v for v in verdicts if not isinstance(v, Passed)]
         outcome: Outcome = (failed or verdicts or [judge(run, reference)])[0]

@@ -137,3 +137,10 @@ def _error_gone(outcome: Outcome, original: str) -> bool:
     """The original error went away, but some clones broke something else (the numbers,
     or a clone turned a parameter into a non-leaf): the set holds a fixer and breakers."""
     return isinstance(outcome, Failed) and outcome.kind not in (original, "crash", "steps")
+
+
+def _rebased(
+    reference: Reference, kind: FixKind, last: FixKind | None, ctx: Context
+) -> Reference:
+    """An earlier conflict's reference as the newest conflict's edit reads it."""
+    return last.rebased(reference, ctx) if last is not None and last is not kind else reference

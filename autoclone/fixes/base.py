@@ -73,6 +73,8 @@ class FixKind(Protocol):
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]: ...
 
+    def rebased(self, reference: Reference, ctx: Context) -> Reference: ...
+
     def refusal(self, found: Diagnosis, ctx: Context) -> str: ...
 
     def advice(self, found: Diagnosis, ctx: Context) -> str: ...
@@ -113,6 +115,12 @@ class Kind:
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
         return []
+
+    def rebased(self, reference: Reference, ctx: Context) -> Reference:
+        """An earlier conflict's reference as this kind's edit changes which tensor a
+        backward call differentiates (the program's numbers are the same): what the
+        earlier kind's judge reads. Most edits leave every call's tensor as it was."""
+        return reference
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         return f"no {self.name} edit is supported by the evidence for this error"
