@@ -1,0 +1,4 @@
+from .backbone import SmallResNet
+from .heads import CosineClassifier
+
+__all__ = ["SmallResNet", "CosineClassifier"]
