@@ -338,3 +338,38 @@ def test_a_cache_flag_is_turned_off_on_the_layers_the_carried_value_was_made_in(
     ctx = _ctx({"m.py": _CACHED})
     found = sites(Diagnosis("backward_twice", "", "", producer_frames=(("m.py", 13),)), ctx)
     assert [(s.line, s.code) for s in found] == [(8, "GCNConv(..., cached=False)")]
+
+
+_RECOUNT = """\
+def step(model, opt, x, y, attack):
+    loss = model(x, y)
+    loss.backward()
+    attack()
+    loss_adv = model(x, y)
+    total = loss + loss_adv * 0.5
+    total.backward()
+
+
+def zeroed(model, opt, x, y, attack):
+    loss = model(x, y)
+    loss.backward()
+    opt.zero_grad()
+    loss_adv = model(x, y)
+    (loss + loss_adv).backward()
+"""
+
+
+def test_a_recounted_loss_is_dropped_from_the_sum_unless_grads_were_zeroed_between() -> None:
+    """With no ``zero_grad`` between, ``.grad`` holds the first loss's gradient already;
+    after a ``zero_grad`` the sum is meant as it is, and this kind offers nothing."""
+    from autoclone.fixes.recounted_term import site
+
+    ctx = _ctx({"m.py": _RECOUNT})
+
+    def at(first: int, failing: int) -> Any:
+        return site(Diagnosis("backward_twice", "", "", failing=("m.py", failing),
+                              previous_backward=("m.py", first), recounts=True), ctx)  # fmt: skip
+
+    made = at(3, 7)
+    assert made is not None and made.code == "(loss_adv * 0.5).backward()"
+    assert at(12, 15) is None
