@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from autoclone import devices, isolation, labels
+from autoclone import devices, isolation, labels, score_weights
 from autoclone.child_errors import FRAME, error_info
 from autoclone.child_paths import remember_search_path as remember_search_path  # the zygote's
 from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
@@ -110,6 +110,7 @@ class _State:
         self._groups: dict[int, list[Any]] = {}
         self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
         self.labels: labels.Seen | None = None  # losses whose labels require grad
+        self.scores: score_weights.Seen | None = None  # log-probabilities weighted with a graph
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -219,6 +220,7 @@ class _State:
             "opt_grads": self.opt_grads,
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
             "label_grads": self.labels.lines if self.labels is not None else [],
+            "score_weights": self.scores.lines if self.scores is not None else [],
             **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
@@ -552,6 +554,7 @@ def main() -> None:
     _install_optimizer_registry(state)
     own = _own_files(env)
     state.labels = labels.install(own)
+    state.scores = score_weights.install(own)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:

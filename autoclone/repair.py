@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone import fixes, references
+from autoclone import fixes, references, score_weights
 from autoclone import report as rp
 from autoclone.child import (
     LOCATE,
@@ -184,7 +184,11 @@ class _Repair:
         base.reference = reference.describe()
         ctx = self._context({**seen, **evidence, "label_leaks": self._label_leaks})
         start = _Point(found, first.error.line if first.error else found.line, first.backward)
-        return self._repair(base, start, kinds, reference, limit, ctx)
+        report = self._repair(base, start, kinds, reference, limit, ctx)
+        scored = score_weights.refused(first.score_weights)
+        if report.status == rp.UNFIXABLE and scored:  # the program's own wrong gradient first
+            report.summary = f"{found.error_class}: {scored}; {report.summary}"
+        return report
 
     def _base(self, first: RunResult, found: Diagnosis) -> tuple[rp.Report, int]:
         limit = first.backward + self.options.steps
@@ -273,7 +277,8 @@ class _Repair:
                 budget += 1
                 continue
             moved = at != point.found.failing
-            if len(kept) + 1 >= MAX_ROUNDS or not _got_further(outcome, verified.run, point, moved):
+            further = _got_further(outcome, verified.run, point, moved, kind.neutral)
+            if len(kept) + 1 >= MAX_ROUNDS or not further:
                 continue
             found = self._next_conflict(verified, point, goal)
             if found is None:
@@ -420,10 +425,12 @@ class _Repair:
 
     def _labels_kept(self, run: RunResult, move: Callable[[Frame], Frame]) -> Outcome:
         """A passing run that lets gradient reach a loss's labels where the original did
-        not fails after all (``autoclone.labels``)."""
+        not fails after all (``autoclone.labels``), and so does one that weights a
+        log-probability with a graph (``autoclone.score_weights``)."""
         why = new_label_gradients(map(move, run.label_grads), self._labels)
         if why is None:
-            return Passed()
+            scored = score_weights.refused(map(move, run.score_weights))
+            return Failed("labels", scored) if scored else Passed()
         self._label_leaks.append(why)  # the evidence ``detach_view`` waits for
         self._restart = True
         return Failed("labels", why)

@@ -86,15 +86,18 @@ def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
     return failed and at is not None and any((s.file, s.line) == at for s in cand.sites)
 
 
-def _got_further(outcome: Outcome, run: RunResult, point: _Point, moved: bool = False) -> bool:
+def _got_further(
+    outcome: Outcome, run: RunResult, point: _Point, moved: bool = False, neutral: bool = False
+) -> bool:
     """The patched run failed with an autograd error, a different one, later, or on
     another line (the next of four ``clamp_`` writes into the outputs of one ``unbind``).
     A loss with no graph counts only where grad was switched off by something else than
-    the edit: a framework's inference-mode evaluation loop (``trainer.test()``), or a
-    ``torch.set_grad_enabled(False)`` still in force when the error left the script."""
+    the edit: a framework's inference-mode evaluation loop (``trainer.test()``), a
+    ``torch.set_grad_enabled(False)`` still in force when the error left the script, or
+    anything, after a ``neutral`` edit (one that changes no value and no gradient)."""
     if not isinstance(outcome, Failed) or run.error is None:
         return False
-    switched_off = run.error.grad_off or in_inference_loop(run.error.frames)
+    switched_off = neutral or run.error.grad_off or in_inference_loop(run.error.frames)
     if outcome.kind not in _AUTOGRAD and not (outcome.kind == cls.NO_GRAPH and switched_off):
         return False
     return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved
@@ -139,8 +142,6 @@ def _error_gone(outcome: Outcome, original: str) -> bool:
     return isinstance(outcome, Failed) and outcome.kind not in (original, "crash", "steps")
 
 
-def _rebased(
-    reference: Reference, kind: FixKind, last: FixKind | None, ctx: Context
-) -> Reference:
+def _rebased(reference: Reference, kind: FixKind, last: FixKind | None, ctx: Context) -> Reference:
     """An earlier conflict's reference as the newest conflict's edit reads it."""
     return last.rebased(reference, ctx) if last is not None and last is not kind else reference

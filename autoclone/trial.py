@@ -89,6 +89,8 @@ class RunResult:
     stdout: str = ""
     #: Lines where a loss took labels that require grad (``autoclone.labels``)
     label_grads: tuple[tuple[str, int], ...] = ()
+    #: Lines where a log-probability was weighted by a tensor with a graph (``score_weights``)
+    score_weights: tuple[tuple[str, int], ...] = ()
     #: A traced run that went on past its first version conflict (``RunSpec.past_conflict``):
     #: the error it would have raised, after how many backward calls, and its diagnosis.
     conflict: ErrorInfo | None = None
@@ -585,6 +587,7 @@ def _load(
         steps_after=tuple(map(tuple, data.get("steps_after") or ())),
         opt_grads=tuple(data.get("opt_grads") or ()),
         label_grads=tuple(_relative(data.get("label_grads") or [], project, outer)),
+        score_weights=tuple(_relative(data.get("score_weights") or [], project, outer)),
         other_conflict=int(data.get("other_conflict", -1)),
         conflict=_error(conflict["error"], project, outer) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),

@@ -373,3 +373,19 @@ def test_a_recounted_loss_is_dropped_from_the_sum_unless_grads_were_zeroed_betwe
     made = at(3, 7)
     assert made is not None and made.code == "(loss_adv * 0.5).backward()"
     assert at(12, 15) is None
+
+
+def test_shared_reads_pair_the_lines_where_the_two_stacks_part_never_outer_callers() -> None:
+    """A value made in ``act()`` and differentiated in ``update()``, both called by the
+    loop, pairs the loop's two lines; where both stacks pass through one caller line
+    (``fit()`` calling ``self.update(self.collect())``), they part inside ``update``, and
+    ``fit``'s line is never paired with ``main()``'s call of ``fit``."""
+    from autoclone.fixes.detach_shared import _pairs
+
+    ddpg = _pairs(
+        [("a.py", 10), ("t.py", 40), ("t.py", 90)], [("a.py", 30), ("t.py", 44), ("t.py", 90)]
+    )
+    assert ddpg == [(("t.py", 40), ("t.py", 44)), (("a.py", 10), ("a.py", 30))]
+    shared = [("i.py", 108), ("i.py", 146), ("i.py", 153)]
+    a2c = _pairs([("i.py", 93), *shared], [("i.py", 98), *shared])
+    assert a2c == [(("i.py", 93), ("i.py", 98))]

@@ -60,6 +60,7 @@ class FixKind(Protocol):
     name: str
     reference: str
     lenient: bool
+    neutral: bool
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool: ...
 
@@ -89,6 +90,10 @@ class Kind:
     #: Its judge may accept numbers the reference does not have; its notes say why, and
     #: are left out when the patch reproduced the reference after all.
     lenient = False
+
+    #: The edit changes no value and no gradient (a hook guarded where it could never
+    #: run): a loss with no graph the patched run then meets is the next conflict.
+    neutral = False
 
     #: The backward calls the original completed must come out the same (an edit at an
     #: iteration's boundary, or one that recomputes what the original computed first).

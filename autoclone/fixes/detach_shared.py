@@ -34,21 +34,33 @@ def shared_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
     line and the first backward call: where the first loss takes it in. Where the value
     is made in a function the loop calls and the backward call is made in another
     (``action = agent.act(obs)``, ``buffer.push(obs, action)``, ``agent.update(...)``), the
-    frames of one file pair up, innermost first: the loop's own lines."""
+    two stacks part in the loop: its own lines pair up, then the innermost ones."""
     made_at = found.producer_frames or ((found.carry_producer,) if found.carry_producer else ())
     first_at = found.previous_backward_frames or (
         (found.previous_backward,) if found.previous_backward else ())  # fmt: skip
-    for made in made_at:
-        for first in first_at:
-            if made[0] != first[0] or made[1] >= first[1]:
-                continue
-            names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN
-                     for n in s.bound}  # fmt: skip
-            reads = [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
-                     and s.kind == ARG and s.target in names]  # fmt: skip
-            if reads:
-                return reads
+    for made, first in _pairs(made_at, first_at):
+        if made[0] != first[0] or made[1] >= first[1]:
+            continue
+        names = {n for s in sites if (s.file, s.line) == made and s.kind == ASSIGN
+                 for n in s.bound}  # fmt: skip
+        reads = [s for s in sites if s.file == made[0] and made[1] < s.line <= first[1]
+                 and s.kind == ARG and s.target in names]  # fmt: skip
+        if reads:
+            return reads
     return []
+
+
+def _pairs(made_at: Sequence[Frame], first_at: Sequence[Frame]) -> list[tuple[Frame, Frame]]:
+    """The frames where the two stacks (innermost first) part, below the callers they
+    share, then the innermost two: never an outer caller paired with another function's
+    line (``fit()``'s call of ``update`` with ``main()``'s call of ``fit``)."""
+    if not made_at or not first_at:
+        return []
+    made, first = list(made_at), list(first_at)
+    while len(made) > 1 and len(first) > 1 and made[-1] == first[-1]:
+        made.pop()
+        first.pop()
+    return list(dict.fromkeys([(made[-1], first[-1]), (made_at[0], first_at[0])]))
 
 
 def first_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:

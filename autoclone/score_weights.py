@@ -1,0 +1,124 @@
+"""Policy-gradient weights that carry a graph: an edit that kept the values and not the
+estimator.
+
+In a score-function term, ``log_prob(action) * advantage`` (REINFORCE, A2C, PPO's
+``ratio * advantage``), the advantage or return is a constant by the estimator's
+definition: the gradient is the log-probability's, weighted. An advantage computed from a
+critic's values without a detach makes the policy loss train the critic too. The
+program's error (GAE's advantages normalised in place, a version error) often comes from
+that very graph, and the edit that removes the error without cutting it (the
+normalisation written out of place) reproduces every number the program computes as
+written: a wrong patch no value comparison catches.
+
+In the trial (``install``) every ``torch.distributions`` class's ``log_prob`` marks its
+output's graph node, and a product of a tensor whose graph holds such a mark with one
+that requires grad and holds none notes the user's line. In autoclone a patched run that
+noted any line is refused (``refused``): a cut where the weight is made repairs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from autoclone.labels import Frame, Prefix
+
+_MARK = "autoclone_log_prob"
+#: Graph nodes walked from a factor looking for a log-probability's mark
+_BUDGET = 256
+
+
+class Seen:
+    """Lines of the user's where a log-probability was weighted by a tensor with a graph."""
+
+    def __init__(self, prefix: Prefix) -> None:
+        self.prefix = prefix
+        self.lines: list[Frame] = []
+        self.active = False  # a log_prob output with a graph was made: products are checked
+
+    def note(self) -> None:
+        frame: Any = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(self.prefix):
+                where = (frame.f_code.co_filename, frame.f_lineno)
+                if where not in self.lines and len(self.lines) < 20:
+                    self.lines.append(where)
+                return
+            frame = frame.f_back
+
+
+def install(prefix: Prefix) -> Seen:
+    """Mark the distributions' log-probabilities and watch the products that weight them.
+    Costs one flag check per product until a log-probability with a graph is made."""
+    import torch
+    import torch.distributions as dist
+
+    seen = Seen(prefix)
+    for cls in _subclasses(dist.Distribution):
+        if "log_prob" in cls.__dict__:
+            cls.log_prob = _marked(cls.__dict__["log_prob"], seen)  # type: ignore[attr-defined]
+    for owner, name in ((torch.Tensor, "__mul__"), (torch.Tensor, "__rmul__"),
+                        (torch.Tensor, "mul"), (torch, "mul")):  # fmt: skip
+        setattr(owner, name, _product(getattr(owner, name), seen, torch))
+    return seen
+
+
+def _subclasses(cls: type) -> Iterator[type]:
+    sub: type
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def _marked(original: Any, seen: Seen) -> Any:
+    def log_prob(self: Any, value: Any) -> Any:
+        out = original(self, value)
+        node = getattr(out, "grad_fn", None)
+        if node is not None:
+            node.metadata[_MARK] = True
+            seen.active = True
+        return out
+
+    return log_prob
+
+
+def _product(original: Any, seen: Seen, torch: Any) -> Any:
+    def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
+        if (seen.active and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and a.requires_grad and b.requires_grad and torch.is_grad_enabled()
+                and _scored(a) != _scored(b)):  # fmt: skip
+            seen.note()
+        return original(a, b, *args, **kwargs)
+
+    return product
+
+
+def _scored(tensor: Any) -> bool:
+    """The tensor's graph holds a distribution's log-probability (a few hundred nodes in)."""
+    todo, seen, steps = [tensor.grad_fn], set(), 0
+    while todo and steps < _BUDGET:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        steps += 1
+        if node.metadata.get(_MARK):
+            return True
+        todo += [child for child, _ in node.next_functions]
+    return False
+
+
+def refused(lines: Iterable[Frame]) -> str | None:
+    """Why a patched run is refused: the first line where a weight with a graph multiplied
+    a log-probability; None when there is none."""
+    found = [tuple(f) for f in lines]
+    if not found:
+        return None
+    file, line = found[0]
+    return (
+        f"the weight of the log-probabilities at {file}:{line} requires grad: a policy "
+        "gradient takes it as a constant (an advantage, a return), and with its graph the "
+        "policy loss also trains what it is computed from (a critic's values). Detach the "
+        "values it is computed from where they are made"
+    )
