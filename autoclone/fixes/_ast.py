@@ -4,6 +4,7 @@ that holds its statement, whether it runs in a constructor."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,13 @@ def lines_of(node: ast.AST | None) -> tuple[int, int]:
 
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: Names of functions that only evaluate (``evaluate``, ``validation_step``, ``knn_acc``):
+#: a grad-disabling decorator or block is where it belongs there
+EVALUATES = re.compile(
+    r"^_*(eval|evaluate|validat|valid|test|generate|sample|predict|infer|decode|score|knn)"
+    r"|(_acc|accuracy|metrics?)$",
+    re.I,
+)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 

@@ -17,22 +17,18 @@ every tensor the program trains gets a gradient, which a loss merely made to req
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 
 from autoclone.classify import NO_GRAPH
 from autoclone.codemods.rewrites import line_dropped
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes._ast import EVALUATES
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 
 KIND_NAME = "grad_decorator"
 _MODES = ("no_grad", "inference_mode")
 _FIRST = ("forward", "__call__")
-#: Names of functions that only evaluate: the decorator is where it belongs there
-_EVALUATES = re.compile(
-    r"^_*(eval|evaluate|validat|valid|test|generate|sample|predict|infer|decode|score)", re.I
-)
 
 
 def _disables_grad(node: ast.expr) -> bool:
@@ -62,7 +58,7 @@ def decorated(ctx: Context) -> list[Site]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            if _EVALUATES.match(node.name):
+            if EVALUATES.search(node.name):
                 continue
             for deco in node.decorator_list:
                 if deco.lineno != deco.end_lineno or not _disables_grad(deco):
