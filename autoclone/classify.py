@@ -43,6 +43,9 @@ HOOK_NO_GRAD = "hook_no_grad"
 #: A tensor that requires grad given to an argument PyTorch has no derivative for (a focal
 #: factor as ``weight=`` of ``binary_cross_entropy_with_logits``)
 NONDIFF_ARGUMENT = "nondiff_argument"
+#: A custom Function's ``backward`` marked ``@once_differentiable`` differentiated again
+#: (an R1 penalty's ``create_graph=True`` through a fused activation)
+ONCE_DIFFERENTIABLE = "once_differentiable"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -69,6 +72,7 @@ _PATTERNS = (
     (CUSTOM_FUNCTION, "save_for_backward can only save variables"),
     (HOOK_NO_GRAD, "cannot register a hook on a tensor that doesn't require gradient"),
     (NONDIFF_ARGUMENT, "is not differentiable with respect to argument"),
+    (ONCE_DIFFERENTIABLE, "differentiate twice a function that was marked with @once_differ"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -96,6 +100,8 @@ DESCRIPTIONS = {
     HOOK_NO_GRAD: "a gradient hook was registered on a tensor that does not require grad",
     NONDIFF_ARGUMENT: "a tensor that requires grad was given to an argument PyTorch has no "
     "derivative for",
+    ONCE_DIFFERENTIABLE: "a custom Function whose backward is marked @once_differentiable "
+    "was differentiated a second time",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

@@ -168,6 +168,10 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         "weight), or apply it outside the op if its gradient is meant (a focal factor: "
         "(w * F.binary_cross_entropy_with_logits(x, y, reduction='none')).sum()); which "
         "one is yours to say",
+        cls.ONCE_DIFFERENTIABLE: "remove @once_differentiable where the backward is plain "
+        "differentiable torch code of its inputs (create_graph then differentiates it), or "
+        "give the Function a backward that is itself a differentiable Function (a custom "
+        "kernel's second derivative is its author's to write)",
     }.get(kind, "no edit the evidence supports repairs it")
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind

@@ -144,6 +144,24 @@ def _hook_no_grad() -> None:
     out.register_hook(lambda g: g)
 
 
+class _Once(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx: object, g: torch.Tensor) -> torch.Tensor:
+        return g * 2
+
+
+def _once_differentiable() -> None:
+    x = torch.ones(3, requires_grad=True)
+    y = _Once.apply(x)
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    g.pow(2).sum().backward()
+
+
 def _nondiff_argument() -> None:
     x = _grad_tensor(3)
     torch.nn.functional.binary_cross_entropy_with_logits(x, torch.ones(3), weight=x.sigmoid())
@@ -214,6 +232,7 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "gradient of an input that does not require grad": (_input_no_grad, cls.INPUT_NO_GRAD),
     "hook on a tensor made under no_grad": (_hook_no_grad, cls.HOOK_NO_GRAD),
     "a weight that requires grad": (_nondiff_argument, cls.NONDIFF_ARGUMENT),
+    "once_differentiable, twice": (_once_differentiable, cls.ONCE_DIFFERENTIABLE),
     "old-style Function": (lambda: _Legacy()(_grad_tensor(3)), cls.CUSTOM_FUNCTION),
     "Function backward returns too few gradients": (
         lambda: _TooFew.apply(_grad_tensor(3), _grad_tensor(3)).sum().backward(),

@@ -389,3 +389,21 @@ def test_shared_reads_pair_the_lines_where_the_two_stacks_part_never_outer_calle
     shared = [("i.py", 108), ("i.py", 146), ("i.py", 153)]
     a2c = _pairs([("i.py", 93), *shared], [("i.py", 98), *shared])
     assert a2c == [(("i.py", 93), ("i.py", 98))]
+
+
+def test_once_differentiable_is_dropped_only_from_a_backward_of_torch_code() -> None:
+    """A backward that leaves autograd (``.numpy()``, ``.data``) or calls a kernel outside
+    torch keeps its decorator: its derivative would be wrong or missing, not recorded."""
+    from autoclone.fixes.once_differentiable_dropped import sites
+
+    def kept(body: str) -> int:
+        text = ("import torch\nimport fused\nfrom torch.autograd.function import "
+                "once_differentiable\n\n\nclass Op(torch.autograd.Function):\n"
+                "    @staticmethod\n    @once_differentiable\n    def backward(ctx, g):\n"
+                f"        (x,) = ctx.saved_tensors\n        return {body}\n")  # fmt: skip
+        return len(sites(_ctx({"m.py": text})))
+
+    assert kept("g * torch.sigmoid(x), None") == 1
+    assert kept("g * torch.from_numpy(x.numpy() > 0)") == 0
+    assert kept("g * x.data") == 0
+    assert kept("fused.leaky_backward(g, x)") == 0
