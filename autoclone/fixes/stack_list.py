@@ -1,0 +1,95 @@
+"""``torch.tensor(losses)`` made ``torch.stack(losses).flatten()`` where the loss has no
+graph: a list of tensors copied into a new tensor without their history.
+
+``torch.tensor`` (and ``torch.Tensor``, ``torch.FloatTensor``, ``torch.as_tensor``) reads
+the numbers of a list of one-element tensors and makes a new leaf: a weighted sum of task
+losses built on it is a constant ("element 0 of tensors does not require grad").
+``torch.stack`` makes the same numbers with each element's graph, and ``.flatten()`` the
+same shape as ``torch.tensor`` gave for one-element tensors of any shape. Tried for the
+calls in the function that called backward and in the user's functions its stack ran
+through; a list of plain numbers (a config's weights) makes ``torch.stack`` fail, and
+that edit is rejected by its run. Judged like a cut (the original completed no backward
+call): K steps with finite losses, every tensor still trained.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+from autoclone.classify import NO_GRAPH
+from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.diagnose import Diagnosis
+from autoclone.edits import TextEdit
+from autoclone.fixes._ast import FUNCTIONS, char_col
+from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import innermost
+
+KIND_NAME = "stack_list"
+_COPIES = ("tensor", "Tensor", "FloatTensor", "as_tensor")
+
+
+def _copy(node: ast.AST) -> ast.Call | None:
+    """``torch.tensor(x)`` with one argument that is a name or a list (no dtype, no device:
+    those say the call means numbers)."""
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+        return None
+    func = node.func
+    if not isinstance(func, ast.Attribute) or getattr(func.value, "id", "") != "torch":
+        return None
+    listed = isinstance(node.args[0], (ast.Name, ast.List, ast.ListComp))
+    return node if func.attr in _COPIES and listed else None
+
+
+def sites(found: Diagnosis, ctx: Context) -> list[Site]:
+    """A rewrite per copy call in the failing function, names before lists."""
+    if found.failing is None:
+        return []
+    file, line = found.failing
+    text = ctx.texts.get(file, "")
+    fn = innermost(text, line, FUNCTIONS) if text else None
+    if fn is None:
+        return []
+    calls = [c for c in map(_copy, ast.walk(fn)) if c is not None]
+    calls.sort(key=lambda c: (not isinstance(c.args[0], ast.Name), c.lineno))
+    return [_site(file, text, c) for c in calls if c.lineno == c.end_lineno]
+
+
+def _site(file: str, text: str, call: ast.Call) -> Site:
+    line_text = text.splitlines()[call.lineno - 1]
+    col = char_col(line_text, call.col_offset)
+    end = char_col(line_text, call.end_col_offset or 0)
+    arg = ast.get_source_segment(text, call.args[0]) or ""
+    new = f"torch.stack({arg}).flatten()"
+    return Site(id=f"{file}:{call.lineno}:{col}:{KIND_NAME}", file=file, line=call.lineno,
+                col=col, kind=STATEMENT, target=ast.get_source_segment(text, call) or "",
+                code=new, start=(call.lineno, col), end=(call.lineno, col), depth=0,
+                fix=KIND_NAME,
+                rewrite=(TextEdit(call.lineno, col, new, delete=end - col),))  # fmt: skip
+
+
+class StackList(Kind):
+    name = KIND_NAME
+    reference = NONE
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        if found.error_class != NO_GRAPH:
+            return False
+        try:
+            return bool(sites(found, ctx))
+        except SyntaxError:
+            return False
+
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        return [Candidate(float(i), (s,)) for i, s in enumerate(sites(found, ctx))]
+
+    def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        return (
+            f"Fix: `{site.target}` as `{site.code}` at {site.file}:{site.line}: torch.tensor "
+            "copies the numbers of a list of tensors into a new tensor without their graph, so "
+            "the loss made from it was a constant; torch.stack keeps each element's graph "
+            "(flattened to the shape torch.tensor gave)."
+        )
+
+
+KIND = StackList()
