@@ -1,6 +1,5 @@
-"""A tensor made before an optimizer's step detached where a later loss reads it, when
-the gradient it carried into the stepped parameters was never used (an auxiliary head
-trained on a shared encoder's features after the main step).
+"""A tensor made before an optimizer's step detached where a later loss reads it, if its
+gradient into the stepped weights was unused (an auxiliary head on an encoder's features).
 
 ``opt.step()`` writes the encoder's weights in place, and a loss made afterwards from
 features computed before it runs into their old versions in backward (a version error).
@@ -72,7 +71,7 @@ class DetachDiscarded(Kind):
             return False
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(i - 0.5, (s,)) for i, s in enumerate(sites(found, ctx))]
+        return [Candidate(i + 0.5, (s,)) for i, s in enumerate(sites(found, ctx))]
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The reference's numbers, as a cut: a call may stop reaching an optimizer's
