@@ -18,10 +18,10 @@ noted any line is refused (``refused``): a cut where the weight is made repairs 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from autoclone import labels
 from autoclone.labels import Frame, Prefix
 
 _MARK = "autoclone_log_prob"
@@ -29,23 +29,13 @@ _MARK = "autoclone_log_prob"
 _BUDGET = 256
 
 
-class Seen:
-    """Lines of the user's where a log-probability was weighted by a tensor with a graph."""
+class Seen(labels.Seen):
+    """Lines of the user's where a log-probability was weighted by a tensor with a graph
+    (noted as ``labels.Seen`` notes its lines: the first frame in the user's files)."""
 
     def __init__(self, prefix: Prefix) -> None:
-        self.prefix = prefix
-        self.lines: list[Frame] = []
+        super().__init__(prefix)
         self.active = False  # a log_prob output with a graph was made: products are checked
-
-    def note(self) -> None:
-        frame: Any = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename.startswith(self.prefix):
-                where = (frame.f_code.co_filename, frame.f_lineno)
-                if where not in self.lines and len(self.lines) < 20:
-                    self.lines.append(where)
-                return
-            frame = frame.f_back
 
 
 def install(prefix: Prefix) -> Seen:

@@ -91,6 +91,9 @@ class Kind:
     #: are left out when the patch reproduced the reference after all.
     lenient = False
 
+    #: Error classes the default ``supports`` answers with ``edits``
+    classes: tuple[str, ...] = ()
+
     #: The edit changes no value and no gradient (a hook guarded where it could never
     #: run): a loss with no graph the patched run then meets is the next conflict.
     neutral = False
@@ -98,6 +101,20 @@ class Kind:
     #: The backward calls the original completed must come out the same (an edit at an
     #: iteration's boundary, or one that recomputes what the original computed first).
     keeps_prefix = False
+
+    def supports(self, found: Diagnosis, ctx: Context) -> bool:
+        """The diagnosis is of one of ``classes`` and ``edits`` finds a site (a file that
+        does not parse offers none)."""
+        if found.error_class not in self.classes:
+            return False
+        try:
+            return bool(self.edits(found, ctx))
+        except SyntaxError:
+            return False
+
+    def edits(self, found: Diagnosis, ctx: Context) -> Sequence[Site]:
+        """The sites the kind would edit for this diagnosis."""
+        return ()
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The reference's verdict; a detach-like kind (no reference numbers) must also

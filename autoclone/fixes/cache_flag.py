@@ -93,16 +93,12 @@ def _site(file: str, text: str, call: ast.Call) -> Site:
 
 class CacheFlag(Kind):
     name = KIND_NAME
+    classes = (BACKWARD_TWICE, INPLACE_VERSION)
     reference = NONE
     keeps_prefix = True
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class not in (BACKWARD_TWICE, INPLACE_VERSION):
-            return False
-        try:
-            return bool(sites(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         found_sites = sites(found, ctx)

@@ -60,15 +60,11 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
 
 class DetachDiscarded(Kind):
     name = KIND_NAME
+    classes = (INPLACE_VERSION,)
     reference = SAME_NUMBERS
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != INPLACE_VERSION:
-            return False
-        try:
-            return bool(sites(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(i + 0.5, (s,)) for i, s in enumerate(sites(found, ctx))]

@@ -55,16 +55,12 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
 
 class HookGuard(Kind):
     name = KIND_NAME
+    classes = (HOOK_NO_GRAD,)
     reference = NONE
     neutral = True
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != HOOK_NO_GRAD:
-            return False
-        try:
-            return site(found, ctx) is not None
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return [s for s in (site(found, ctx),) if s is not None]
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         made = site(found, ctx)

@@ -104,15 +104,11 @@ def sites(ctx: Context) -> list[tuple[Site, bool]]:
 
 class NoGradNarrowed(Kind):
     name = KIND_NAME
+    classes = (NO_GRAPH,)
     reference = NONE
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != NO_GRAPH:
-            return False
-        try:
-            return bool(sites(ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return [s for s, _ in sites(ctx)]
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         found_sites = sites(ctx)

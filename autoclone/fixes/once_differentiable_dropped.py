@@ -78,15 +78,11 @@ def sites(ctx: Context) -> list[Site]:
 
 class OnceDifferentiableDropped(Kind):
     name = KIND_NAME
+    classes = (ONCE_DIFFERENTIABLE,)
     reference = NONE
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != ONCE_DIFFERENTIABLE:
-            return False
-        try:
-            return bool(sites(ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         found_sites = sites(ctx)

@@ -105,16 +105,12 @@ def _site(file: str, text: str, line: int, receiver: ast.expr, rest: list[ast.ex
 
 class RecountedTerm(Kind):
     name = KIND_NAME
+    classes = (BACKWARD_TWICE,)
     reference = NONE
     keeps_prefix = True
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != BACKWARD_TWICE or not found.recounts:
-            return False
-        try:
-            return site(found, ctx) is not None
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return [s for s in (site(found, ctx),) if s is not None]
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         made = site(found, ctx)

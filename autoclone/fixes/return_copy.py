@@ -107,15 +107,11 @@ def _site(file: str, text: str, ret: ast.Return, kinds: Mapping[str, str]) -> Si
 
 class ReturnCopy(Kind):
     name = KIND_NAME
+    classes = (NO_GRAPH,)
     reference = NONE
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != NO_GRAPH:
-            return False
-        try:
-            return bool(sites(ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(float(i), (s,)) for i, s in enumerate(sites(ctx))]

@@ -70,15 +70,11 @@ def _site(file: str, text: str, call: ast.Call) -> Site:
 
 class StackList(Kind):
     name = KIND_NAME
+    classes = (NO_GRAPH,)
     reference = NONE
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != NO_GRAPH:
-            return False
-        try:
-            return bool(sites(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(float(i), (s,)) for i, s in enumerate(sites(found, ctx))]

@@ -176,15 +176,11 @@ def _without_weight(lines: Sequence[str], call: ast.Call, weight: ast.expr | ast
 
 class WeightOutsideLoss(Kind):
     name = KIND_NAME
+    classes = (NONDIFF_ARGUMENT,)
     reference = NONE
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != NONDIFF_ARGUMENT:
-            return False
-        try:
-            return bool(sites(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(0.0, (s,)) for s in sites(found, ctx)]
