@@ -1,0 +1,34 @@
+"""A log-probability weighted by a tensor with a graph is noted, in real torch; a detached
+weight, a product of log-probabilities and a product without one are not. The watch
+wraps torch globally, so it runs in a child process, as in a trial."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+_SCRIPT = """\
+import sys
+import torch
+from autoclone import score_weights
+seen = score_weights.install(sys.argv[1])
+torch.manual_seed(0)
+logits = torch.randn(4, 3, requires_grad=True)
+value = torch.randn(4, requires_grad=True) * 2
+dist = torch.distributions.Categorical(logits=logits)
+lp = torch.stack([dist.log_prob(dist.sample())])
+weighted = lp * (1.0 - value)
+constant = lp * (1.0 - value).detach()
+squared = lp * lp
+plain = logits * value[:, None]
+print(*(line for _, line in seen.lines))
+"""
+
+
+def test_a_log_probability_weighted_by_a_tensor_with_a_graph_is_noted(tmp_path: Path) -> None:
+    script = tmp_path / "policy.py"
+    script.write_text(_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, check=True)  # fmt: skip
+    assert done.stdout.split() == ["10"]  # `weighted`, reached through a stack of log_probs
