@@ -11,9 +11,10 @@ normalisation written out of place) reproduces every number the program computes
 written: a wrong patch no value comparison catches.
 
 In the trial (``install``) every ``torch.distributions`` class's ``log_prob`` marks its
-output's graph node, and a product of a tensor whose graph holds such a mark with one
-that requires grad and holds none notes the user's line. In autoclone a patched run that
-noted any line is refused (``refused``): a cut where the weight is made repairs it.
+output's graph node, and from the first such mark on, a product of a tensor whose graph
+holds one with a tensor that requires grad and holds none notes the user's line. In
+autoclone a patched run that noted any line is refused (``refused``): a cut where the
+weight is made repairs it.
 """
 
 from __future__ import annotations
@@ -35,23 +36,28 @@ class Seen(labels.Seen):
 
     def __init__(self, prefix: Prefix) -> None:
         super().__init__(prefix)
-        self.active = False  # a log_prob output with a graph was made: products are checked
+        self.active = False  # a log_prob output with a graph was made: products are watched
 
 
 def install(prefix: Prefix) -> Seen:
-    """Mark the distributions' log-probabilities and watch the products that weight them.
-    Costs one flag check per product until a log-probability with a graph is made."""
-    import torch
+    """Mark the distributions' log-probabilities; the products that weight them are
+    watched from the first one with a graph on, so a script that makes none pays nothing
+    per product."""
     import torch.distributions as dist
 
     seen = Seen(prefix)
     for cls in _subclasses(dist.Distribution):
         if "log_prob" in cls.__dict__:
             cls.log_prob = _marked(cls.__dict__["log_prob"], seen)  # type: ignore[attr-defined]
+    return seen
+
+
+def _watch_products(seen: Seen) -> None:
+    import torch
+
     for owner, name in ((torch.Tensor, "__mul__"), (torch.Tensor, "__rmul__"),
                         (torch.Tensor, "mul"), (torch, "mul")):  # fmt: skip
         setattr(owner, name, _product(getattr(owner, name), seen, torch))
-    return seen
 
 
 def _subclasses(cls: type) -> Iterator[type]:
@@ -67,7 +73,9 @@ def _marked(original: Any, seen: Seen) -> Any:
         node = getattr(out, "grad_fn", None)
         if node is not None:
             node.metadata[_MARK] = True
-            seen.active = True
+            if not seen.active:
+                seen.active = True
+                _watch_products(seen)
         return out
 
     return log_prob
@@ -75,7 +83,7 @@ def _marked(original: Any, seen: Seen) -> Any:
 
 def _product(original: Any, seen: Seen, torch: Any) -> Any:
     def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-        if (seen.active and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+        if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
                 and a.requires_grad and b.requires_grad and torch.is_grad_enabled()
                 and _scored(a) != _scored(b)):  # fmt: skip
             seen.note()

@@ -34,6 +34,13 @@ EVALUATES = re.compile(
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
+def stored(fn: ast.AST, above: int | None = None) -> set[str]:
+    """The plain names ``fn`` binds (assignments, loop targets, ``with ... as``), above
+    line ``above`` where given; its parameters are not among them."""
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            and (above is None or n.lineno < above)}  # fmt: skip
+
+
 def returns_value(fn: ast.AST) -> bool:
     """Some ``return`` in ``fn`` gives its caller a value (``return None`` does not)."""
     return any(isinstance(n, ast.Return) and n.value is not None

@@ -116,6 +116,10 @@ class Kind:
         """The sites the kind would edit for this diagnosis."""
         return ()
 
+    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
+        """Each site of ``edits`` alone, in their order."""
+        return ranked([[s] for s in self.edits(found, ctx)])
+
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The reference's verdict; a detach-like kind (no reference numbers) must also
         leave every tensor the original differentiated still reached by a backward call,

@@ -22,7 +22,7 @@ from autoclone.classify import INPLACE_VERSION
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ARG, Site
 from autoclone.diagnose import Diagnosis
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, stored
 from autoclone.fixes.base import SAME_NUMBERS, Candidate, Context, Kind, cut_loses
 from autoclone.oracle import Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -34,12 +34,8 @@ KIND_NAME = "detach_discarded"
 
 def _made_before(fn: ast.AST, line: int) -> set[str]:
     """Names the function binds (or takes) above ``line``."""
-    args = fn.args if isinstance(fn, FUNCTIONS) else None
-    names = {a.arg for a in args.args} if args is not None else set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno < line:
-            names.add(node.id)
-    return names - {"self"}
+    args = {a.arg for a in fn.args.args} if isinstance(fn, FUNCTIONS) else set()
+    return (args | stored(fn, above=line)) - {"self"}
 
 
 def sites(found: Diagnosis, ctx: Context) -> list[Site]:

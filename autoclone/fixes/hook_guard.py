@@ -20,7 +20,7 @@ from autoclone.classify import HOOK_NO_GRAD
 from autoclone.codemods.rewrites import statement_replaced
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import parsed
 
 KIND_NAME = "hook_guard"
@@ -61,10 +61,6 @@ class HookGuard(Kind):
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
         return [s for s in (site(found, ctx),) if s is not None]
-
-    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        made = site(found, ctx)
-        return [Candidate(0.0, (made,))] if made else []
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -24,7 +24,7 @@ from autoclone.classify import ONCE_DIFFERENTIABLE
 from autoclone.codemods.rewrites import line_dropped
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, stored
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -48,9 +48,7 @@ def _root(node: ast.expr) -> ast.expr:
 def _plain_torch(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every call is torch's, a method of a local tensor or a builtin; nothing leaves
     autograd."""
-    local = {a.arg for a in fn.args.args} | {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    local = {a.arg for a in fn.args.args} | stored(fn)
     for node in ast.walk(fn):
         if isinstance(node, ast.Attribute) and node.attr in _LEAVES:
             return False

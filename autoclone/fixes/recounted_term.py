@@ -24,7 +24,7 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS, char_col
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.oracle import Reference
 from autoclone.parsed import innermost
 
@@ -111,10 +111,6 @@ class RecountedTerm(Kind):
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
         return [s for s in (site(found, ctx),) if s is not None]
-
-    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        made = site(found, ctx)
-        return [Candidate(0.0, (made,))] if made else []
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

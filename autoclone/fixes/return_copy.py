@@ -21,7 +21,7 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS, char_col
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import parsed
 
 KIND_NAME = "return_copy"
@@ -112,9 +112,6 @@ class ReturnCopy(Kind):
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
         return sites(ctx)
-
-    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(float(i), (s,)) for i, s in enumerate(sites(ctx))]
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -22,7 +22,7 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS, char_col
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import innermost
 
 KIND_NAME = "stack_list"
@@ -75,9 +75,6 @@ class StackList(Kind):
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
         return sites(found, ctx)
-
-    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(float(i), (s,)) for i, s in enumerate(sites(found, ctx))]
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -20,8 +20,8 @@ from autoclone.classify import NONDIFF_ARGUMENT
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, char_col
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes._ast import FUNCTIONS, char_col, stored
+from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "weight_outside_loss"
@@ -72,15 +72,12 @@ def _reads(fn: ast.AST, expr: ast.expr) -> set[str]:
 
 def _from_input(fn: ast.AST, call: ast.Call, weight: ast.expr) -> bool:
     """The weight is made from a name the loss's input is made of (not that name alone)."""
-    if isinstance(weight, ast.Name) and weight.id not in _assigned(fn):
+    if isinstance(weight, ast.Name) and weight.id not in stored(fn):
         return False
     inputs = {n.id for n in ast.walk(call.args[0])
               if isinstance(n, ast.Name) and n.id not in ("self", "cls")}  # fmt: skip
     return bool(inputs & _reads(fn, weight))
 
-
-def _assigned(fn: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _loss_calls(fn: ast.AST, line: int) -> list[ast.Call]:
@@ -181,9 +178,6 @@ class WeightOutsideLoss(Kind):
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
         return sites(found, ctx)
-
-    def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return [Candidate(0.0, (s,)) for s in sites(found, ctx)]
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
