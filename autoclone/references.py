@@ -104,6 +104,11 @@ def _constant_targets(
     ref = runner.run(project.spec(mode=CONSTANT_TARGETS_MODE, limit=limit))
     if ref.status in ("completed", "stopped"):
         return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref)), {}
+    ended = _another_conflict(ref, found.error_class)
+    if ended:  # a second bug met once the targets are constant: its round's to repair
+        done = ref.backward
+        return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended,
+                         **_by_optimizer(ref)), {}  # fmt: skip
     failure = ref.error.line[:200] if ref.error else ref.status
     why = target_refusal(found, project.project.lines)
     return f"{why} (with every loss target constant the script still fails: {failure})", {}
@@ -144,14 +149,15 @@ def _by_optimizer(run: RunResult) -> dict[str, Any]:
     return {"call_reach": run.call_reach, "opt_grads": run.opt_grads}
 
 
-def _another_conflict(ref: RunResult) -> str:
-    """The error class that ended a mutation-allowed run past its first backward call,
-    when it is an autograd error the version error did not cause (a carried state, two
-    backward calls): the numbers up to it are the program's, the rest is another round's."""
+def _another_conflict(ref: RunResult, first: str = cls.INPLACE_VERSION) -> str:
+    """The error class that ended a reference run past its first backward call, when it
+    is an autograd error other than the ``first`` one the reference removes (a carried
+    state, two backward calls; a version error behind a freed graph): the numbers up to
+    it are the program's, the rest is another round's."""
     if ref.status != "error" or ref.error is None or ref.backward < 1:
         return ""
     error_class = cls.classify(ref.error.line)
-    if error_class in (cls.NOT_AUTOGRAD, cls.INPLACE_VERSION, cls.NO_GRAPH):
+    if error_class in (cls.NOT_AUTOGRAD, first, cls.NO_GRAPH):
         return ""
     return error_class
 

@@ -448,13 +448,17 @@ class Tracer:
         marked when this call started): an advantage made before the actor's backward
         call and read by the critic's is met first, but the freed graph is the previous
         rollout's, reached through the critic's carried state; a loss total's chain and
-        the loss it adds lead back to the same pass, and the chain, met first, is the carry."""
+        the loss it adds lead back to the same pass, and the chain, met first, is the carry.
+        An edge into a region nothing freed, read by another node than the freed one, is
+        passed over: Meta Pseudo Labels' teacher loss on labelled data, made in the pass
+        whose unlabelled logits the student's call freed."""
         met = []
         for edge in freed.stale_edges([_grad_fn(t) for t in roots if _grad_fn(t) is not None]):
             met.append(edge)
             if freed.freed(edge[2], self.epoch):
                 pass_freed = edge[3][0]
-                found = self._edge(*next(e for e in met if e[3][0] <= pass_freed))
+                found = self._edge(*next(e for e in met if e[3][0] <= pass_freed and (
+                    e[0] is edge[0] or freed.freed(e[2], self.epoch) is not False)))
                 by = freed.freed_by(edge[2])
                 if by is not None and by in self.call_frames:
                     found["freed_by_frames"] = self.call_frames[by]

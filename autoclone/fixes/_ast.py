@@ -41,6 +41,23 @@ def stored(fn: ast.AST, above: int | None = None) -> set[str]:
             and (above is None or n.lineno < above)}  # fmt: skip
 
 
+_GRAD_OFF = re.compile(r"(^|\.)(no_grad|inference_mode)$")
+
+
+def grad_off_lines(fn: ast.AST) -> set[int]:
+    """Lines ``fn`` runs inside ``with torch.no_grad():`` or ``torch.inference_mode()``:
+    nothing there is recorded, so a detach on one of them changes nothing."""
+    lines: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call)
+            and _GRAD_OFF.search(ast.unparse(item.context_expr.func))
+            for item in node.items
+        ):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
 def returns_value(fn: ast.AST) -> bool:
     """Some ``return`` in ``fn`` gives its caller a value (``return None`` does not)."""
     return any(isinstance(n, ast.Return) and n.value is not None

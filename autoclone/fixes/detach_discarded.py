@@ -20,9 +20,9 @@ from collections.abc import Mapping
 
 from autoclone.classify import INPLACE_VERSION
 from autoclone.codemods.rewrites import as_detach
-from autoclone.codemods.sites import ARG, Site
+from autoclone.codemods.sites import ARG, OPERAND, Site
 from autoclone.diagnose import Diagnosis
-from autoclone.fixes._ast import FUNCTIONS, stored
+from autoclone.fixes._ast import FUNCTIONS, grad_off_lines, stored
 from autoclone.fixes.base import SAME_NUMBERS, Candidate, Context, Kind, cut_loses
 from autoclone.oracle import Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -40,7 +40,9 @@ def _made_before(fn: ast.AST, line: int) -> set[str]:
 
 def sites(found: Diagnosis, ctx: Context) -> list[Site]:
     """Detaches of the reads, between the step and the failing backward call in the step's
-    function, of names made before the step."""
+    function, of names made before the step (an argument, or an operand: Meta Pseudo
+    Labels' ``s_loss_l_new - s_loss_l_old``); none under ``no_grad``, where it changes
+    nothing."""
     step, failing = found.mutation, found.failing
     if not (found.optimizer_step and step and failing and step[0] == failing[0]):
         return []
@@ -48,9 +50,9 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
     fn = innermost(text, step[1], FUNCTIONS) if text else None
     if fn is None or innermost(text, failing[1], FUNCTIONS) is not fn:
         return []
-    before = _made_before(fn, step[1])
+    before, off = _made_before(fn, step[1]), grad_off_lines(fn)
     reads = [s for s in ctx.sites if s.file == step[0] and step[1] < s.line <= failing[1]
-             and s.kind == ARG and s.target in before]  # fmt: skip
+             and s.kind in (ARG, OPERAND) and s.target in before and s.line not in off]
     return [d for d in map(as_detach, reads) if d is not None]
 
 
