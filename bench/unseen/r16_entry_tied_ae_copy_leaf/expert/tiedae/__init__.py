@@ -1,0 +1,3 @@
+from .model import TiedAutoencoder
+
+__all__ = ["TiedAutoencoder"]
