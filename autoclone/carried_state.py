@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from autoclone.labels import Prefix
-from autoclone.trace_base import _STAMP, _user_frame
+from autoclone.trace_base import _STAMP, _grad_fn, _user_frame
 
 
 def stale_module_state(
@@ -52,7 +52,7 @@ def stale_module_state(
 def _older(value: Any, epoch: int, budget: int = 20_000) -> Any:
     """The stamp of a node built before ``epoch`` that the tensor's graph reaches (the
     graph of a running statistic is a chain back to the first step), or None."""
-    root: Any = value.grad_fn if isinstance(value, torch.Tensor) else None
+    root: Any = _grad_fn(value)
     queue: list[Any] = [root] if root is not None else []
     seen: set[int] = set()
     while queue and len(seen) < budget:

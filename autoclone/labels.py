@@ -120,8 +120,17 @@ def _distribution(target: Any, logp: Any, torch: Any) -> bool:
 
 def _log_probs(tensor: Any) -> bool:
     """Made by ``log_softmax`` (its graph's node says so)."""
-    node = tensor.grad_fn
+    node = grad_node(tensor)
     return node is not None and type(node).__name__ == "LogSoftmaxBackward0"
+
+
+def grad_node(tensor: Any) -> Any:
+    """``tensor.grad_fn``, or None where reading it raises (a view made under ``no_grad``
+    whose base was written since): a watcher must never raise where the script would not."""
+    try:
+        return tensor.grad_fn
+    except RuntimeError:
+        return None
 
 
 def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:

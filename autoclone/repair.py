@@ -35,7 +35,7 @@ from autoclone.child import (
     PLAIN,
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import CLONE, Site
+from autoclone.codemods.sites import CLONE, INPLACE_FALSE, OUT_OF_PLACE, Site
 from autoclone.diagnose import (
     Diagnosis,
     Frame,
@@ -277,7 +277,7 @@ class _Repair:
                 budget += 1
                 continue
             moved = at != point.found.failing
-            further = _got_further(outcome, verified.run, point, moved, kind.neutral)
+            further = _got_further(outcome, verified.run, point, moved, _cuts_nothing(kind, cand))
             if len(kept) + 1 >= MAX_ROUNDS or not further:
                 continue
             found = self._next_conflict(verified, point, goal)
@@ -635,3 +635,12 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
+
+
+def _cuts_nothing(kind: FixKind, cand: Candidate) -> bool:
+    """The edit can give no loss a graph's loss: a ``neutral`` kind's, or a write made out
+    of place, cloned or no longer in place (each result has every graph its inputs have),
+    so a loss with no graph met after it is the next conflict (a frozen backbone under
+    ``no_grad`` behind the repaired write)."""
+    return getattr(kind, "neutral", False) or all(
+        s.fix in (OUT_OF_PLACE, CLONE, INPLACE_FALSE) for s in cand.sites)

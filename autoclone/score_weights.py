@@ -70,7 +70,7 @@ def _subclasses(cls: type) -> Iterator[type]:
 def _marked(original: Any, seen: Seen) -> Any:
     def log_prob(self: Any, value: Any) -> Any:
         out = original(self, value)
-        node = getattr(out, "grad_fn", None)
+        node = labels.grad_node(out)
         if node is not None:
             node.metadata[_MARK] = True
             if not seen.active:
@@ -94,7 +94,7 @@ def _product(original: Any, seen: Seen, torch: Any) -> Any:
 
 def _scored(tensor: Any) -> bool:
     """The tensor's graph holds a distribution's log-probability (a few hundred nodes in)."""
-    todo, seen, steps = [tensor.grad_fn], set(), 0
+    todo, seen, steps = [labels.grad_node(tensor)], set(), 0
     while todo and steps < _BUDGET:
         node = todo.pop()
         if node is None or id(node) in seen:

@@ -13,7 +13,7 @@ import pytest
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION, LEAF_INPLACE
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.rewrites import as_tuple_detach, detach_after, retain_graph
+from autoclone.codemods.rewrites import as_no_grad, as_tuple_detach, detach_after, retain_graph
 from autoclone.codemods.sites import (
     ARG,
     ASSIGN,
@@ -403,3 +403,41 @@ def test_a_returned_in_place_call_is_rewritten_out_of_place(
     (site,) = sites
     patched = apply_edits(_source_file(tmp_path, source), patch_edits([site]))
     assert patched.splitlines()[4] == expected
+
+
+@pytest.mark.parametrize(
+    ("head", "at"),
+    [
+        ('"""Decay."""\nfrom torch import nn\n', 2),  # above the first import
+        ('"""Decay."""\nfrom __future__ import annotations\n', 3),  # after __future__
+        ("", 1),  # no imports at all: the first line
+    ],
+)
+def test_no_grad_in_a_module_without_import_torch_imports_it_once(
+    tmp_path: Path, head: str, at: int
+) -> None:
+    """Two no_grad blocks in a file that never names ``torch``: one ``import torch``, placed
+    where Python allows it, and the patched module runs the updates without grad."""
+    body = textwrap.dedent(
+        """\
+        def decay_(ps, rate):
+            for p in ps:
+                p.mul_(1 - rate)
+                p.add_(0.0)
+        """
+    )
+    source = head + body
+    src = _source_file(tmp_path, source)
+    writes = [s for s in find_sites(source, "m.py") if s.kind == INPLACE]
+    wrapped = [w for w in (as_no_grad(s, source) for s in writes) if w is not None]
+    assert len(wrapped) == 2
+    patched = apply_edits(src, patch_edits(wrapped))
+    assert patched.count("import torch\n") == 1
+    assert patched.splitlines()[at - 1] == "import torch"
+    scope: dict[str, object] = {}
+    exec(compile(patched, "m.py", "exec"), scope)  # noqa: S102
+    import torch
+
+    w = torch.ones(3, requires_grad=True)
+    scope["decay_"]([w], 0.5)  # type: ignore[operator]
+    assert w.tolist() == [0.5, 0.5, 0.5] and w.grad_fn is None

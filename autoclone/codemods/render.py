@@ -56,12 +56,13 @@ def _rewrite_edits(site: Site) -> list[_Keyed]:
 
 def _patch_edits(site: Site) -> list[_Keyed]:
     line, col = site.start
-    if site.rewrite:  # out of place, retain_graph, an accumulator's update as a number
-        return _rewrite_edits(site)
-    if site.fix == NO_GRAD:
+    if site.fix == NO_GRAD:  # its ``rewrite``: ``import torch`` where the file lacks it
         text = f"with torch.no_grad():\n{site.indent}    "
         indents = [((n, 0, 0, 0), TextEdit(n, 0, "    ")) for n in site.block]
-        return [((line, col, 0, 0), TextEdit(line, col, text)), *indents]
+        imports = [((e.line, e.col, -1, 0), e) for e in site.rewrite]
+        return [*imports, ((line, col, 0, 0), TextEdit(line, col, text)), *indents]
+    if site.rewrite:  # out of place, retain_graph, an accumulator's update as a number
+        return _rewrite_edits(site)
     if site.fix == INPLACE_FALSE:
         return [((line, col, 0, 0), TextEdit(line, col, "False", delete=len("True")))]
     if site.fix == ITEM:
@@ -88,7 +89,12 @@ def _switch_edits(site: Site) -> list[_Keyed]:
 
 
 def _ordered(keyed: Iterable[_Keyed]) -> list[TextEdit]:
-    return [edit for _, edit in sorted(keyed, key=lambda pair: pair[0])]
+    """The edits by position; an import that several sites add (the ``import torch`` of two
+    ``no_grad`` blocks in one file, keyed ``-1``) once. Other equal edits all stay: nested
+    switches close with equal parentheses at one place."""
+    ordered = sorted(keyed, key=lambda pair: pair[0])
+    imports = list(dict.fromkeys(edit for key, edit in ordered if key[2] == -1))
+    return [*imports, *(edit for key, edit in ordered if key[2] != -1)]
 
 
 def patch_edits(sites: Iterable[Site]) -> list[TextEdit]:

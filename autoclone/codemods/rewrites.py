@@ -154,13 +154,36 @@ def as_item_update(site: Site) -> Site | None:
 
 def as_no_grad(site: Site, source: str, block: tuple[int, ...] = ()) -> Site | None:
     """The in-place statement of an ``inplace`` site, and the update statements right
-    below it (``block``), run under ``torch.no_grad()``."""
-    if site.kind != INPLACE or not site.own_line or not imports_torch(source):
+    below it (``block``), run under ``torch.no_grad()``; in a module that imports only
+    ``torch.nn.functional as F`` (a training step's own file), with ``import torch``."""
+    if site.kind != INPLACE or not site.own_line:
+        return None
+    imported = () if imports_torch(source) else torch_import(source)
+    if imported is None:
         return None
     lines = source.splitlines()
     body = "; ".join(lines[n - 1].strip() for n in (site.line, *block))
     return replace(site, id=f"{site.id}:no_grad", fix=NO_GRAD, block=block,
-                   code=f"with torch.no_grad(): {body}")  # fmt: skip
+                   code=f"with torch.no_grad(): {body}", rewrite=imported)  # fmt: skip
+
+
+def torch_import(source: str) -> tuple[TextEdit] | None:
+    """``import torch`` on a line of its own before the module's first import (after its
+    docstring and ``from __future__`` imports), or None where the source does not parse."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    future = [n for n in body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) else []  # fmt: skip
+    rest = [n for n in body if n not in future and n not in docstring]
+    imports = [n for n in rest if isinstance(n, (ast.Import, ast.ImportFrom))]
+    if imports:
+        return (TextEdit(imports[0].lineno, 0, "import torch\n"),)
+    after = (future or docstring)[-1:]
+    line = (after[0].end_lineno or after[0].lineno) + 1 if after else 1
+    return (TextEdit(line, 0, "import torch\n"),)
 
 
 def inplace_false(file: str, line: int, text: str) -> list[Site]:

@@ -93,6 +93,17 @@ def holding(tree: ast.AST, line: int) -> tuple[ast.AST, list[ast.stmt], int] | N
     return best
 
 
+def written_in_forward(found: Diagnosis, ctx: Context) -> bool:
+    """The write ran while a module's forward did: a library module's (the tracer names
+    the module), or the user's own ``forward`` method around the writing line."""
+    at = found.mutation or found.failing
+    if found.module_built is not None or at is None:
+        return found.module_built is not None
+    text = ctx.texts.get(at[0], "")
+    fn = innermost(text, at[1], FUNCTIONS) if text else None
+    return isinstance(fn, FUNCTIONS) and fn.name == "forward"
+
+
 def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:
     """The older graph was built in an ``__init__``: the detach kinds step aside."""
     made = found.carry_producer

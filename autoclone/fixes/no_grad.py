@@ -18,6 +18,7 @@ from autoclone.classify import LEAF_INPLACE, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
+from autoclone.fixes._ast import written_in_forward
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
 from autoclone.oracle import Reference, judge, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -39,19 +40,20 @@ def method_write(file: str, line: int, text: str) -> Site | None:
                 end=(line, col), depth=0, indent=match["indent"])  # fmt: skip
 
 
-def _in_a_forward(found: Diagnosis) -> bool:
+def _in_a_forward(found: Diagnosis, ctx: Context) -> bool:
     """A leaf written while a module's ``__call__`` runs (in ``forward`` or one of its
-    hooks): a weight standardized on every forward. Under ``no_grad`` the write becomes a
-    projection of the weight, which the reference (the write done as ``.data``) computes
-    too, so the judge cannot tell it from a reparametrization the gradient flows through."""
-    in_forward = found.module_built is not None or found.recomputed
+    hooks; a forward of the user's own module): a weight standardized on every forward, a
+    slice of a prompt added into. Under ``no_grad`` the write becomes a projection of the
+    weight, which the reference (the write done as ``.data``) computes too, so the judge
+    cannot tell it from a reparametrization the gradient flows through."""
+    in_forward = found.recomputed or written_in_forward(found, ctx)
     return found.error_class == LEAF_INPLACE and in_forward
 
 
-def _weight_in_a_forward(found: Diagnosis) -> bool:
+def _weight_in_a_forward(found: Diagnosis, ctx: Context) -> bool:
     """The refused case: a leaf written in a forward that is not a checkpoint's recomputed
     input (that one is an activation, which the in-place kinds make out of place)."""
-    return _in_a_forward(found) and not found.recomputed
+    return _in_a_forward(found, ctx) and not found.recomputed
 
 
 class NoGrad(Kind):
@@ -66,7 +68,7 @@ class NoGrad(Kind):
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         frame = found.mutation or found.failing
-        if frame is None or _in_a_forward(found):
+        if frame is None or _in_a_forward(found, ctx):
             return []
         file, line = frame
         updates = {s.line: s for s in ctx.sites
@@ -98,7 +100,7 @@ class NoGrad(Kind):
         return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
-        if not _weight_in_a_forward(found):
+        if not _weight_in_a_forward(found, ctx):
             return super().refusal(found, ctx)
         built = where(found.module_built, ctx.lines) if found.module_built else "a module"
         return (
@@ -108,7 +110,7 @@ class NoGrad(Kind):
         )
 
     def advice(self, found: Diagnosis, ctx: Context) -> str:
-        if not _weight_in_a_forward(found):
+        if not _weight_in_a_forward(found, ctx):
             return ""
         return (
             "A weight recomputed from itself on every forward is either a reparametrization "

@@ -102,20 +102,58 @@ def sites(ctx: Context) -> list[tuple[Site, bool]]:
     return out
 
 
+def dropped(ctx: Context) -> list[Site]:
+    """Each grad-disabling block of a ``forward`` removed, its body dedented: a backbone
+    frozen with ``no_grad`` behind something trained (a soft prompt, an adapter) whose
+    gradient must pass through it. Tried after the tails: a block for a frozen part the
+    trained part does not feed (a teacher) leaves every trained tensor without a gradient
+    when dropped, which the judge rejects."""
+    out = []
+    for file, text in sorted(ctx.texts.items()):
+        lines = ctx.lines.get(file, [])
+        for fn in ast.walk(parsed(text)):
+            if not isinstance(fn, FUNCTIONS) or fn.name != "forward":
+                continue
+            for block in ast.walk(fn):
+                if not (isinstance(block, ast.With) and len(block.items) == 1
+                        and block.items[0].optional_vars is None and _contexts(fn, block)):
+                    continue  # fmt: skip
+                shift = block.body[0].col_offset - block.col_offset
+                end = block.end_lineno or block.lineno
+                edits = (TextEdit(block.lineno, 0, "", drop_line=True), *(
+                    TextEdit(n, 0, "", delete=shift) for n in range(block.lineno + 1, end + 1)
+                    if lines[n - 1][:shift].strip() == "" and lines[n - 1].strip()))
+                code = ast.unparse(block.items[0].context_expr)
+                out.append(Site(id=f"{file}:{block.lineno}:0:{KIND_NAME}:dropped", file=file,
+                                line=block.lineno, col=0, kind=STATEMENT,
+                                target=f"{file}:{block.lineno}", code=f"with {code}:",
+                                start=(block.lineno, 0), end=(block.lineno, 0), depth=0,
+                                fix=KIND_NAME, rewrite=edits))  # fmt: skip
+    return out
+
+
 class NoGradNarrowed(Kind):
     name = KIND_NAME
     classes = (NO_GRAPH,)
     reference = NONE
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
-        return [s for s, _ in sites(ctx)]
+        return [*(s for s, _ in sites(ctx)), *dropped(ctx)]
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         found_sites = sites(ctx)
-        return [Candidate(i - (len(found_sites) + 1.0) * trains, (s,))
-                for i, (s, trains) in enumerate(found_sites)]  # fmt: skip
+        tails = [Candidate(i - (len(found_sites) + 1.0) * trains, (s,))
+                 for i, (s, trains) in enumerate(found_sites)]  # fmt: skip
+        return tails + [Candidate(len(found_sites) + i, (s,)) for i, s in enumerate(dropped(ctx))]
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.id.endswith(":dropped"):
+            return (
+                f"Fix: `{site.code}` removed at {site.target}, its body kept: the forward "
+                "runs a frozen part behind a trained one, and the block cut the trained "
+                "part's gradient off with the graph; the frozen part's weights do not "
+                "require grad, so they stay as they are without it."
+            )
         return (
             f"Fix: `{site.code}` moved out of the no_grad block at {site.target}: the block "
             "is for its first statement (the frozen part); the statements after it call other "
