@@ -95,13 +95,20 @@ def holding(tree: ast.AST, line: int) -> tuple[ast.AST, list[ast.stmt], int] | N
 
 def written_in_forward(found: Diagnosis, ctx: Context) -> bool:
     """The write ran while a module's forward did: a library module's (the tracer names
-    the module), or the user's own ``forward`` method around the writing line."""
+    the module), or a user's (``forward_line``)."""
+    return found.module_built is not None or forward_line(found, ctx) is not None
+
+
+def forward_line(found: Diagnosis, ctx: Context) -> tuple[str, int] | None:
+    """The line of a user's ``forward`` method on the write's stack: the writing line
+    itself, or the call that led to it (``self.tie_weights()`` first thing in ``forward``)."""
     at = found.mutation or found.failing
-    if found.module_built is not None or at is None:
-        return found.module_built is not None
-    text = ctx.texts.get(at[0], "")
-    fn = innermost(text, at[1], FUNCTIONS) if text else None
-    return isinstance(fn, FUNCTIONS) and fn.name == "forward"
+    for file, line in found.mutation_frames or ((at,) if at else ()):
+        text = ctx.texts.get(file, "")
+        fn = innermost(text, line, FUNCTIONS) if text else None
+        if isinstance(fn, FUNCTIONS) and fn.name == "forward":
+            return file, line
+    return None
 
 
 def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:

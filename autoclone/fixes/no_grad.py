@@ -18,7 +18,7 @@ from autoclone.classify import LEAF_INPLACE, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
-from autoclone.fixes._ast import written_in_forward
+from autoclone.fixes._ast import forward_line, written_in_forward
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
 from autoclone.oracle import Reference, judge, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -102,11 +102,14 @@ class NoGrad(Kind):
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         if not _weight_in_a_forward(found, ctx):
             return super().refusal(found, ctx)
-        built = where(found.module_built, ctx.lines) if found.module_built else "a module"
+        if found.module_built:
+            during = f"the module built at {where(found.module_built, ctx.lines)}, or a hook of it"
+        else:
+            during = f"the forward at {where(forward_line(found, ctx), ctx.lines)}"
         return (
-            "the leaf is written while a module's forward runs (the module built at "
-            f"{built}, or a hook of it): whether autograd should differentiate through the "
-            "write is a choice about training that autoclone leaves to you"
+            f"the leaf is written while a module's forward runs ({during}): whether autograd "
+            "should differentiate through the write is a choice about training that autoclone "
+            "leaves to you"
         )
 
     def advice(self, found: Diagnosis, ctx: Context) -> str:
