@@ -40,6 +40,7 @@ from autoclone.child_paths import set_search_path
 from autoclone.child_references import (
     function_outputs_unaliased,
     grad_stays_off,
+    inplace_flags_off,
     leaf_writes_as_data,
     retained,
     storage_keyed_saved_tensors,
@@ -65,6 +66,9 @@ LEAF_DATA = "leaf_data"
 #: Plain, with the target of every loss ``autoclone.labels`` watches detached where the
 #: loss takes it: what a script whose targets are constants computes
 CONSTANT_TARGETS = "constant_targets"
+#: Plain, with every ``inplace=True`` given to a ``torch.nn.functional`` call (which
+#: modules' flags are) turned off: the program an in-place activation promises to compute
+INPLACE_OFF = "inplace_off"
 
 #: Backward calls whose reach and following optimizer steps are recorded
 _CALLS = 256
@@ -587,6 +591,9 @@ def main() -> None:
     elif mode == LEAF_DATA:
         with leaf_writes_as_data():
             _run_script(script, argv, state)
+    elif mode == INPLACE_OFF:
+        inplace_flags_off()
+        _run_script(script, argv, state)
     else:
         _run_script(script, argv, state)
 

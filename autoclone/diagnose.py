@@ -81,6 +81,10 @@ class Diagnosis:
     #: The value was made above the line that read it, in the function where the two
     #: stacks part (None: not known; the innermost frames are compared)
     made_first: bool | None = None
+    #: The node that read the value was itself made before an earlier backward call: a
+    #: value read after one step's backward and kept for a later one (a callback's list of
+    #: residuals, consumed at the epoch's end), whatever the order of the lines
+    consumer_kept: bool = False
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
@@ -185,9 +189,12 @@ def _within_one_iteration(d: Diagnosis) -> bool:
     GAN), belongs to one iteration: detaching it would silently stop training. Unless the
     backward call that freed the graph is the failing one itself, with an optimizer step
     in between: the same line on an earlier pass of an update loop (a PPO update's old
-    log-probabilities, computed once before the update epochs and read by every pass).
+    log-probabilities, computed once before the update epochs and read by every pass); or
+    unless the reading node was itself made passes ago (``consumer_kept``).
     Without a step in between, the passes add gradients for one update (one loss per
     exit of a deeply supervised net): that is one iteration."""
+    if d.consumer_kept:
+        return False
     made, read = d.carry_producer, d.carry_consumer
     within = made is not None and read is not None and made[0] == read[0] and made[1] < read[1]
     within = within if d.made_first is None else d.made_first
@@ -331,6 +338,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
             producer_frames=_own_frames(carry["producer_frames"], own),
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
+            consumer_kept=carry.get("consumer_epoch", 0) < traced.get("epoch", 0),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
             freed_by=_first_own(carry.get("freed_by_frames"), own),

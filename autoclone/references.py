@@ -18,7 +18,13 @@ from typing import Any
 
 from autoclone import classify as cls
 from autoclone.child import CONSTANT_TARGETS as CONSTANT_TARGETS_MODE
-from autoclone.child import FORWARD_REFERENCE, LEAF_DATA, REFERENCE, RETAIN_REFERENCE
+from autoclone.child import (
+    FORWARD_REFERENCE,
+    INPLACE_OFF,
+    LEAF_DATA,
+    REFERENCE,
+    RETAIN_REFERENCE,
+)
 from autoclone.diagnose import Diagnosis, target_refusal
 from autoclone.fixes.base import CONSTANT_TARGETS, NONE, RETAINED
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference
@@ -112,6 +118,23 @@ def _constant_targets(
     failure = ref.error.line[:200] if ref.error else ref.status
     why = target_refusal(found, project.project.lines)
     return f"{why} (with every loss target constant the script still fails: {failure})", {}
+
+
+def inplace_off(limit: int, project: Project, runner: Runner,
+                say: Callable[[str], None]) -> Reference | None:  # fmt: skip
+    """The numbers of the program with every in-place activation and dropout out of
+    place (``INPLACE_OFF``), as far as it runs: what an ``inplace=False`` edit computes
+    where the in-place write changed a tensor another name still read."""
+    say("computing reference numbers (every module's inplace flag off)")
+    ref = runner.run(project.spec(mode=INPLACE_OFF, limit=limit))
+    if ref.status in ("completed", "stopped"):
+        return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref))
+    ended = _another_conflict(ref)
+    if not ended:
+        return None
+    done = ref.backward
+    return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended,
+                     **_by_optimizer(ref))  # fmt: skip
 
 
 def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | None]:

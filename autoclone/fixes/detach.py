@@ -350,7 +350,11 @@ def detach_candidates(
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
-    fresh = _made_by_this_pass(file, line, sites, texts.get(file, ""))
+    # a reading node kept from an earlier pass (``seen.append(err.abs())`` after that pass's
+    # backward call) read its own pass's value after it was differentiated: a detach there
+    # cuts only what later passes receive
+    fresh = set() if found.consumer_kept else _made_by_this_pass(file, line, sites,
+                                                                  texts.get(file, ""))
     rest = sorted((s for s in sites if (s.file, s.line) == (file, line)
                    and s.kind in (ARG, OPERAND, SUBSCRIPT) and not values_read(s.target) & fresh),
                   key=lambda s: -s.depth)  # fmt: skip

@@ -5,6 +5,7 @@ write. Ranked before every other in-place edit."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 
@@ -12,10 +13,13 @@ from autoclone.classify import LEAF_INPLACE
 from autoclone.codemods.rewrites import inplace_false
 from autoclone.codemods.sites import INPLACE_FALSE, Site
 from autoclone.diagnose import Diagnosis, Frame, where
+from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 _CALLED = re.compile(r"\bself\.(\w+)\(")
+_INPLACE_TRUE = re.compile(r"\binplace\s*=\s*True\b")
 
 
 def _called_modules(found: Diagnosis, ctx: Context) -> list[Frame]:
@@ -31,8 +35,37 @@ def _called_modules(found: Diagnosis, ctx: Context) -> list[Frame]:
     return [found.failing, *built]
 
 
+def _registry_lines(frame: Frame, ctx: Context) -> list[Frame]:
+    """Where a module built by a factory line (``ACTIVATIONS[name](**overrides)``) takes
+    its flag: the lines of a module-level assignment of a name the line reads that say
+    ``inplace=True`` (a registry of ``partial(nn.LeakyReLU, inplace=True)`` entries)."""
+    file, line = frame
+    text = ctx.texts.get(file, "")
+    try:
+        tree = parsed(text)
+    except SyntaxError:
+        return []
+    here = next((n for n in ast.walk(tree) if isinstance(n, ast.stmt)
+                 and n.lineno <= line <= (n.end_lineno or n.lineno)
+                 and not isinstance(n, FUNCTIONS + (ast.ClassDef,))), None)  # fmt: skip
+    if here is None:
+        return []
+    read = {n.id for n in ast.walk(here) if isinstance(n, ast.Name)}
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") in read
+                                                 for t in stmt.targets):  # fmt: skip
+            out += [(file, n) for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)
+                    if _INPLACE_TRUE.search(ctx.line(file, n))]  # fmt: skip
+    return out
+
+
 class InplaceFalse(Kind):
     name = INPLACE_FALSE
+    #: A patch whose numbers differ from the write-allowed run's is judged again against
+    #: the program with every module's ``inplace`` flag off, where the write-allowed run
+    #: kept an alias the in-place write made (an identity shortcut of the written input)
+    alias_reference = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         if found.error_class == LEAF_INPLACE:  # ``nn.ReLU(inplace=True)`` applied to a weight
@@ -42,6 +75,9 @@ class InplaceFalse(Kind):
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         out: list[Candidate] = []
         frames = [found.module_built, found.mutation, *_called_modules(found, ctx)]
+        built = found.module_built
+        if built is not None and not _INPLACE_TRUE.search(ctx.line(*built)):
+            frames += _registry_lines(built, ctx)
         for frame in dict.fromkeys(f for f in frames if f):
             file, line = frame
             sites = inplace_false(file, line, ctx.line(file, line))
