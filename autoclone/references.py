@@ -108,13 +108,9 @@ def _constant_targets(
     the target must compute, found without the patch."""
     say("computing reference numbers (every loss target constant)")
     ref = runner.run(project.spec(mode=CONSTANT_TARGETS_MODE, limit=limit))
-    if ref.status in ("completed", "stopped"):
-        return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref)), {}
-    ended = _another_conflict(ref, found.error_class)
-    if ended:  # a second bug met once the targets are constant: its round's to repair
-        done = ref.backward
-        return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended,
-                         **_by_optimizer(ref)), {}  # fmt: skip
+    numbers = _mutation_allowed(ref, limit, found.error_class)  # or up to a second bug's
+    if numbers is not None:
+        return numbers, {}
     failure = ref.error.line[:200] if ref.error else ref.status
     why = target_refusal(found, project.project.lines)
     return f"{why} (with every loss target constant the script still fails: {failure})", {}
@@ -126,15 +122,7 @@ def inplace_off(limit: int, project: Project, runner: Runner,
     place (``INPLACE_OFF``), as far as it runs: what an ``inplace=False`` edit computes
     where the in-place write changed a tensor another name still read."""
     say("computing reference numbers (every module's inplace flag off)")
-    ref = runner.run(project.spec(mode=INPLACE_OFF, limit=limit))
-    if ref.status in ("completed", "stopped"):
-        return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref))
-    ended = _another_conflict(ref)
-    if not ended:
-        return None
-    done = ref.backward
-    return Reference(PREFIX, ref.losses[:done], ref.grads[:done], limit, ended=ended,
-                     **_by_optimizer(ref))  # fmt: skip
+    return _mutation_allowed(runner.run(project.spec(mode=INPLACE_OFF, limit=limit)), limit)
 
 
 def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | None]:
@@ -152,12 +140,15 @@ def past_conflict(run: RunResult, steps: int) -> tuple[RunResult, Reference | No
     return run, _mutation_allowed(run.past, limit)
 
 
-def _mutation_allowed(ref: RunResult, limit: int) -> Reference | None:
-    """The numbers of a run whose saved tensors kept their values: all of them, or those
-    before another conflict stopped it."""
+def _mutation_allowed(
+    ref: RunResult, limit: int, first: str = cls.INPLACE_VERSION
+) -> Reference | None:
+    """The numbers of a reference run (one whose saved tensors kept their values, by
+    default): all of them, or those before a conflict other than the ``first`` one it
+    removes stopped it."""
     if ref.status in ("completed", "stopped"):
         return Reference(FULL, ref.losses, ref.grads, ref.backward, **_by_optimizer(ref))
-    ended = _another_conflict(ref)
+    ended = _another_conflict(ref, first)
     if not ended:
         return None
     # the failing call's own loss is left out: the second conflict's edit may change what
