@@ -99,6 +99,8 @@ class Diagnosis:
     view: Frame | None = None
     view_op: str = ""
     view_of_leaf: bool = False  # the written view's base is a leaf that requires grad
+    #: A write refused eagerly took its value from another tensor that requires grad
+    written_from_grad: bool = False
     evidence: str = "traceback"  # tracer | anomaly | traceback
     #: A module attribute that carries the graph (``self.model.norm.rms``), as the frame
     #: that called backward (``state_at``) reaches it
@@ -373,6 +375,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             view_of_leaf=bool(view.get("leaf_base")),
             mutation=_first_own(written["frames"], own) or failing,
             module_built=_first_own(written.get("module_frames"), own),
+            written_from_grad=bool(written.get("from_grad")),
             recomputed=bool(traced.get("recomputed")),
             evidence="tracer",
         )

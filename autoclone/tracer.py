@@ -582,12 +582,17 @@ class Tracer:
         """A write autograd refused eagerly: where, by which library module if one wrote
         (``nn.ReLU(inplace=True)`` after a hooked layer), and the view's origin if known."""
         module = _running_module()
+        tensors = list(_tensors(args, {}))
         mutation = {
             "frames": self.frames(),
             "epoch": self.epoch,
             "module_frames": self.modules.get(id(module), []) if module else [],
+            # the value written comes from another tensor that requires grad (a tied
+            # weight copied from its source, a shared prompt added): a reparametrization,
+            # where a clamp of the tensor by constants is a projection
+            "from_grad": any(t.requires_grad for t in tensors[1:]),
         }
-        for t in _tensors(args, {}):
+        for t in tensors:
             entry = self.views.get(id(t))
             if entry is not None and entry[0]() is t:
                 base = t._base

@@ -18,7 +18,7 @@ from autoclone.classify import LEAF_INPLACE, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
-from autoclone.fixes._ast import forward_line, written_in_forward
+from autoclone.fixes._ast import forward_line
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
 from autoclone.oracle import Reference, judge, shape_text
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -41,12 +41,15 @@ def method_write(file: str, line: int, text: str) -> Site | None:
 
 
 def _in_a_forward(found: Diagnosis, ctx: Context) -> bool:
-    """A leaf written while a module's ``__call__`` runs (in ``forward`` or one of its
-    hooks; a forward of the user's own module): a weight standardized on every forward, a
-    slice of a prompt added into. Under ``no_grad`` the write becomes a projection of the
+    """A leaf written while a library module's ``__call__`` runs (in ``forward`` or one of
+    its hooks: a weight standardized on every forward), or while a user's forward does,
+    from another tensor that requires grad (a tied weight copied from its source, a slice
+    of a prompt added into). Under ``no_grad`` the write becomes a projection of the
     weight, which the reference (the write done as ``.data``) computes too, so the judge
-    cannot tell it from a reparametrization the gradient flows through."""
-    in_forward = found.recomputed or written_in_forward(found, ctx)
+    cannot tell it from a reparametrization the gradient flows through. A user's forward
+    clamping its own scale by constants (CLIP's ``logit_scale``) is a projection."""
+    own = found.written_from_grad and forward_line(found, ctx) is not None
+    in_forward = found.recomputed or found.module_built is not None or own
     return found.error_class == LEAF_INPLACE and in_forward
 
 
