@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from autoclone.labels import Prefix
+from autoclone.labels import Prefix, grad_node
 
 Frame = tuple[str, int]
 _STAMP = "autoclone"
@@ -112,12 +112,7 @@ def _grad_fn(value: Any) -> Any:
     """``value.grad_fn`` without side effects: for a view made under no_grad whose base
     was later written, merely reading ``grad_fn`` raises, and the tracer must never
     raise where the user's script would not."""
-    if not isinstance(value, torch.Tensor):
-        return None
-    try:
-        return value.grad_fn
-    except RuntimeError:
-        return None
+    return grad_node(value) if isinstance(value, torch.Tensor) else None
 
 
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:

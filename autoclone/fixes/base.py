@@ -15,7 +15,15 @@ from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.oracle import PREFIX, Reference, compare, judge, stale_steps, untrained
+from autoclone.oracle import (
+    PREFIX,
+    Reference,
+    compare,
+    judge,
+    shape_text,
+    stale_steps,
+    untrained,
+)
 from autoclone.outcomes import Failed, Outcome, Passed
 from autoclone.trial import RunResult
 
@@ -98,6 +106,11 @@ class Kind:
     #: run): a loss with no graph the patched run then meets is the next conflict.
     neutral = False
 
+    #: A patch whose numbers differ from the reference's is judged again against the
+    #: program with every ``inplace`` flag off (``repair``): the write-allowed reference
+    #: keeps an alias an in-place module's write made (an identity shortcut of its input)
+    alias_reference = False
+
     #: The backward calls the original completed must come out the same (an edit at an
     #: iteration's boundary, or one that recomputes what the original computed first).
     keeps_prefix = False
@@ -154,6 +167,15 @@ class Kind:
     def advice(self, found: Diagnosis, ctx: Context) -> str:
         """What a person would do where this kind offers nothing: ends every refusal."""
         return ""
+
+
+def every_update_reached(run: RunResult, outcome: Outcome) -> Outcome:
+    """``outcome``, or a failure where a passing run left tensors an optimizer updates
+    without any gradient (a write done under ``no_grad`` that was the trained value)."""
+    if not isinstance(outcome, Passed) or not run.unreached:
+        return outcome
+    shapes = ", ".join(shape_text(s) for s in sorted(run.unreached))
+    return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
 
 
 def ranked(sites: Sequence[Sequence[Site]], start: float = 0.0) -> list[Candidate]:

@@ -62,9 +62,6 @@ def _registry_lines(frame: Frame, ctx: Context) -> list[Frame]:
 
 class InplaceFalse(Kind):
     name = INPLACE_FALSE
-    #: A patch whose numbers differ from the write-allowed run's is judged again against
-    #: the program with every module's ``inplace`` flag off, where the write-allowed run
-    #: kept an alias the in-place write made (an identity shortcut of the written input)
     alias_reference = True
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:

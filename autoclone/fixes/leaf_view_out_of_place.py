@@ -23,9 +23,9 @@ from autoclone.classify import LEAF_INPLACE
 from autoclone.codemods.sites import OUT_OF_PLACE, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.fixes._ast import FUNCTIONS, written_in_forward
-from autoclone.fixes.base import Candidate, Context, Kind
-from autoclone.oracle import Reference, judge, shape_text
-from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.fixes.base import Candidate, Context, Kind, every_update_reached
+from autoclone.oracle import Reference, judge
+from autoclone.outcomes import Outcome
 from autoclone.parsed import innermost
 from autoclone.trial import RunResult
 
@@ -84,11 +84,7 @@ class LeafViewOutOfPlace(Kind):
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The numbers, and every tensor an optimizer updates still given a gradient."""
-        outcome = judge(run, reference)
-        if not isinstance(outcome, Passed) or not run.unreached:
-            return outcome
-        shapes = ", ".join(shape_text(s) for s in sorted(run.unreached))
-        return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
+        return every_update_reached(run, judge(run, reference))
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -19,9 +19,9 @@ from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
 from autoclone.fixes._ast import forward_line
-from autoclone.fixes.base import Candidate, Context, Kind, ranked
-from autoclone.oracle import Reference, judge, shape_text
-from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.fixes.base import Candidate, Context, Kind, every_update_reached, ranked
+from autoclone.oracle import Reference, judge
+from autoclone.outcomes import Outcome
 from autoclone.trial import RunResult
 
 _METHOD_WRITE = re.compile(r"^(?P<indent>\s*)[A-Za-z_][^=]*\.[a-z]\w*_\(.*\)\s*(#.*)?$")
@@ -96,11 +96,7 @@ class NoGrad(Kind):
         """The numbers, and no tensor an optimizer updates left without a gradient: a
         write of a trained value (an adversarial patch pasted into the images) done under
         no_grad would never train it."""
-        outcome = judge(run, reference)
-        if not isinstance(outcome, Passed) or not run.unreached:
-            return outcome
-        shapes = ", ".join(shape_text(s) for s in sorted(run.unreached))
-        return Failed("numbers", f"no gradient reaches tensors an optimizer updates ({shapes})")
+        return every_update_reached(run, judge(run, reference))
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         if not _weight_in_a_forward(found, ctx):

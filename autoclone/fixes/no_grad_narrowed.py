@@ -84,6 +84,12 @@ def _blocks(ctx: Context) -> Iterator[tuple[str, ast.With, list[ast.stmt], bool]
                         yield file, block, tail, bool(_TRAINS.search(fn.name))
 
 
+def _dedented(lines: list[str], first: int, last: int, shift: int) -> tuple[TextEdit, ...]:
+    """Lines ``first..last`` moved ``shift`` columns left (blank lines left as they are)."""
+    return tuple(TextEdit(n, 0, "", delete=shift) for n in range(first, last + 1)
+                 if lines[n - 1][:shift].strip() == "" and lines[n - 1].strip())  # fmt: skip
+
+
 def sites(ctx: Context) -> list[tuple[Site, bool]]:
     """One edit per block: its trained tail dedented to the block's own level (and
     whether the block is in a function a training step runs)."""
@@ -92,8 +98,7 @@ def sites(ctx: Context) -> list[tuple[Site, bool]]:
         lines = ctx.lines.get(file, [])
         shift = tail[0].col_offset - block.col_offset
         start, end = tail[0].lineno, tail[-1].end_lineno or tail[-1].lineno
-        edits = tuple(TextEdit(n, 0, "", delete=shift) for n in range(start, end + 1)
-                      if lines[n - 1][:shift].strip() == "" and lines[n - 1].strip())  # fmt: skip
+        edits = _dedented(lines, start, end, shift)
         code = "; ".join(ast.unparse(s) for s in tail)
         site = Site(id=f"{file}:{start}:0:{KIND_NAME}", file=file, line=start, col=0,
                     kind=STATEMENT, target=f"{file}:{block.lineno}", code=code, start=(start, 0),
@@ -120,9 +125,8 @@ def dropped(ctx: Context) -> list[Site]:
                     continue  # fmt: skip
                 shift = block.body[0].col_offset - block.col_offset
                 end = block.end_lineno or block.lineno
-                edits = (TextEdit(block.lineno, 0, "", drop_line=True), *(
-                    TextEdit(n, 0, "", delete=shift) for n in range(block.lineno + 1, end + 1)
-                    if lines[n - 1][:shift].strip() == "" and lines[n - 1].strip()))
+                edits = (TextEdit(block.lineno, 0, "", drop_line=True),
+                         *_dedented(lines, block.lineno + 1, end, shift))
                 code = ast.unparse(block.items[0].context_expr)
                 out.append(Site(id=f"{file}:{block.lineno}:0:{KIND_NAME}:dropped", file=file,
                                 line=block.lineno, col=0, kind=STATEMENT,
