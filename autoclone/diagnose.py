@@ -85,6 +85,8 @@ class Diagnosis:
     #: value read after one step's backward and kept for a later one (a callback's list of
     #: residuals, consumed at the epoch's end), whatever the order of the lines
     consumer_kept: bool = False
+    #: The carried graph reaches a parameter an optimizer steps on (None: not known)
+    carry_trains: bool | None = None
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
@@ -341,6 +343,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             producer_frames=_own_frames(carry["producer_frames"], own),
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             consumer_kept=carry.get("consumer_epoch", 0) < traced.get("epoch", 0),
+            carry_trains=carry.get("trains"),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
             freed_by=_first_own(carry.get("freed_by_frames"), own),

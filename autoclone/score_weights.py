@@ -83,9 +83,15 @@ def _marked(original: Any, seen: Seen) -> Any:
 
 def _product(original: Any, seen: Seen, torch: Any) -> Any:
     def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-        if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                and a.requires_grad and b.requires_grad and torch.is_grad_enabled()
-                and _scored(a) != _scored(b)):  # fmt: skip
+        if (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.requires_grad
+            and b.requires_grad
+            and torch.is_grad_enabled()
+            and _scored(a) != _scored(b)
+            and not _coefficient(b if _scored(a) else a)
+        ):
             seen.note()
         return original(a, b, *args, **kwargs)
 
@@ -105,6 +111,28 @@ def _scored(tensor: Any) -> bool:
             return True
         todo += [child for child, _ in node.next_functions]
     return False
+
+
+def _coefficient(tensor: Any) -> bool:
+    """A one-number weight computed from one leaf alone: SAC's temperature ``log_alpha``
+    (or its ``exp()``) times the log-probabilities is the temperature's own loss, trained
+    through the product by design. A per-sample weight (a return less a baseline, a
+    critic's values) is never one number, and a critic's value reaches several leaves."""
+    if tensor.numel() != 1:
+        return False
+    todo, seen, leaves = [labels.grad_node(tensor)], set(), 0
+    if todo[0] is None:
+        return True  # the leaf itself
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > _BUDGET:
+            return False
+        leaves += hasattr(node, "variable")
+        todo += [child for child, _ in node.next_functions]
+    return leaves == 1
 
 
 def refused(lines: Iterable[Frame]) -> str | None:

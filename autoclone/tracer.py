@@ -70,6 +70,8 @@ from autoclone.trace_base import (
 #: Backward calls whose frames are kept to name the one that freed a graph (a long run's
 #: first calls are the ones a carried graph's first pass meets)
 CALLS_NOTED = 4096
+#: Graph nodes walked from a carried value to tell whether it reaches a trained parameter
+TRAINS_BUDGET = 20000
 
 #: The errors autograd raises at the write itself (the view and leaf families): the others
 #: (a version error, a second backward) are raised in backward and diagnosed there.
@@ -139,6 +141,9 @@ class Tracer:
         self.roots: list[Any] = []
         self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
         self.steps = 0  # optimizer steps so far
+        #: Every optimizer that stepped, weakly: whether a carried graph reaches what one
+        #: of them trains (``_trains``)
+        self.optimizers: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.steps_at_backward = 0  # ... when the last backward call succeeded
         self.holders: dict[int, torch.Tensor] = {}  # record key -> its holder's tensor
         self.warnings: list[dict[str, Any]] = []  # writes PyTorch cannot see
@@ -474,7 +479,33 @@ class Tracer:
                 # the line that made the old value made one again this pass:
                 # the pass remakes what it reads from the last (a carry)
                 "made_again": bool(old[1]) and self.made_at.get(old[1][0]) == stamp[0],
+                "trains": self._trains(child),
                 "node": type(node).__name__}  # fmt: skip
+
+    def _trains(self, node: Any) -> bool | None:
+        """Whether the carried graph reaches a parameter an optimizer that stepped holds
+        (None: no optimizer stepped yet, or too large a graph to walk). A value made once
+        from frozen weights (activations harvested from a model nobody trains) is data; one
+        made from trained parameters (a constructor's cached ``exp(log_scale)``) must be
+        recomputed, not detached."""
+        held = {id(p) for opt in list(self.optimizers.values()) for group in opt.param_groups
+                for p in group["params"]}  # fmt: skip
+        if not held:
+            return None
+        todo: list[Any] = [node]
+        seen: set[int] = set()
+        while todo:
+            here = todo.pop()
+            if here is None or id(here) in seen:
+                continue
+            if len(seen) >= TRAINS_BUDGET:
+                return None
+            seen.add(id(here))
+            variable = getattr(here, "variable", None)
+            if variable is not None and id(variable) in held:
+                return True
+            todo += [child for child, _ in here.next_functions]
+        return False
 
     def backward_started(self, roots: list[Any], frees: bool = True) -> None:
         """Note where the loss was made: the first node of its graph made on another line
@@ -698,6 +729,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
 
     def before(optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer.steps += 1
+        tracer.optimizers.setdefault(id(optimizer), optimizer)
         if (
             tracer.live
             or tracer._suspended

@@ -112,9 +112,13 @@ def forward_line(found: Diagnosis, ctx: Context) -> tuple[str, int] | None:
 
 
 def made_in_constructor(found: Diagnosis, ctx: Context) -> bool:
-    """The older graph was built in an ``__init__``: the detach kinds step aside."""
+    """The older graph was built in an ``__init__`` from parameters an optimizer trains
+    (or the tracer could not tell): the detach kinds step aside for ``recompute``. A value
+    made there from weights nobody trains (activations harvested once from a frozen
+    model) is data, and a detach is the cure in a constructor as in ``main()``."""
     made = found.carry_producer
-    return made is not None and in_constructor(ctx.texts.get(made[0], ""), made[1])
+    return (made is not None and found.carry_trains is not False
+            and in_constructor(ctx.texts.get(made[0], ""), made[1]))  # fmt: skip
 
 
 def assigned_pairs(node: ast.AST | None) -> list[tuple[ast.expr, ast.expr]]:

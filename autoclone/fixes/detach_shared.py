@@ -68,11 +68,13 @@ def first_reads(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
     calls made by one line of a trainer): the reads there of a name that one of the lines
     making the value bound (``self.fake = self(z)``, read by ``D(self.fake)``); then the
     failing loss's own read of it (a generator's step first: the discriminator's loss,
-    second, is the one that must not reach the generator)."""
+    second, is the one that must not reach the generator), as an argument or an operand
+    (SAC's temperature loss, ``log_alpha * (logp + target_entropy)``)."""
     making = set(found.producer_frames)
     names = {n for s in sites if (s.file, s.line) in making and s.kind == ASSIGN for n in s.bound}
-    return [s for at in (found.first_read, found.again_read) if at is not None
-            for s in sites if (s.file, s.line) == at and s.kind == ARG
+    reads = [(found.first_read, (ARG,)), (found.again_read, (ARG, OPERAND))]
+    return [s for at, kinds in reads if at is not None
+            for s in sites if (s.file, s.line) == at and s.kind in kinds
             and s.target in names]  # fmt: skip
 
 
@@ -167,6 +169,14 @@ class DetachShared(Kind):
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         leak = found.freed_by or found.previous_backward
+        if (site.file, site.line) == found.again_read:  # the later loss's own read
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: this loss no "
+                f"longer reaches into the graph that made `{site.target}`, which the backward "
+                f"call at {where(leak, lines)} had already freed; it trains only the rest of "
+                "what it reads, and every optimizer stepping after it still gets a gradient "
+                "(checked)."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the loss "
             f"backpropagated at {where(leak, lines)} no longer reaches into the graph that "
