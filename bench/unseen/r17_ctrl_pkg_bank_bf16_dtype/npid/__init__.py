@@ -1,0 +1,1 @@
+"""Instance discrimination with a non-parametric memory bank (Wu et al. 2018)."""

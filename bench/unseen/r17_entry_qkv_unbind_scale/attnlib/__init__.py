@@ -1,0 +1,3 @@
+from .layers import Attention, EncoderBlock
+
+__all__ = ["Attention", "EncoderBlock"]

@@ -1,0 +1,1 @@
+"""Residual MLP-mixer style sequence classifier with optional activation checkpointing."""

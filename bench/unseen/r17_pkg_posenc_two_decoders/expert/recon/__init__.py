@@ -1,0 +1,1 @@
+"""Token autoencoder with a reconstruction head and an auxiliary head."""
