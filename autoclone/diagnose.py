@@ -98,6 +98,9 @@ class Diagnosis:
     #: earlier pass of a critic's update, not the actor's call just before the failing one)
     freed_by: Frame | None = None
     stepped: bool = False  # an optimizer stepped between that call and the failing one
+    #: The failing call was made inside an optimizer's step: its closure, which L-BFGS
+    #: calls again after moving the parameters
+    in_step: bool = False
     view: Frame | None = None
     view_op: str = ""
     view_of_leaf: bool = False  # the written view's base is a leaf that requires grad
@@ -363,6 +366,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                        previous_backward_frames=_own_frames(
                            traced.get("previous_backward_frames"), own),
                        stepped=bool(traced.get("stepped")),
+                       in_step=bool(traced.get("in_step")),
                        recounts=bool(traced.get("recounts_previous")),
                        grad_call=_first_own(traced.get("grad_frames"), own),
                        target_of=_first_own(traced.get("target_of_frames"), own),
@@ -590,7 +594,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
             "which frees what it saved. If both losses should train the model, add them and "
             "call backward once, or pass retain_graph=True to the first backward call."
-        ) if not d.recounts else (
+        ) if not (d.recounts or d.in_step) else (
+            f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
+            "by an earlier call of the optimizer's closure: the optimizer calls it again after "
+            "moving the parameters, and a value made outside it, from the parameters as they "
+            "were, carries that freed graph into every call."
+        ) if d.in_step else (
             f"The loss of this call contains the loss backpropagated at "
             f"{where(d.previous_backward, lines)}, whose graph that call freed: its gradient "
             "is already in .grad, and differentiating it again would count it twice."

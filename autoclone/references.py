@@ -188,9 +188,9 @@ def _same_numbers(
     say("computing reference numbers (forward values with grad disabled)")
     ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     if ref.status == "stopped" and len(ref.losses) == before + 1:
-        return Reference(FIRST_LOSS, ref.losses, ref.grads, limit)
-    if ref.status == "completed" and len(ref.losses) == before:
-        return Reference(FIRST_LOSS, ref.losses, ref.grads, before)  # no backward after it
+        return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
+    if ref.status == "completed" and len(ref.losses) == before:  # no backward after it
+        return Reference(FIRST_LOSS, ref.losses, ref.grads, before, **_by_optimizer(ref))
     if kind == cls.LEAF_INPLACE:
         return _leaf_data(limit, project, runner, say)
     return None
@@ -205,4 +205,5 @@ def _leaf_data(
     ref = runner.run(project.spec(mode=LEAF_DATA, limit=limit))
     if ref.status not in ("completed", "stopped"):
         return None
-    return Reference(OUTPUT, ref.losses, ref.grads, ref.backward, output=ref.stdout)
+    return Reference(OUTPUT, ref.losses, ref.grads, ref.backward, output=ref.stdout,
+                     **_by_optimizer(ref))  # fmt: skip

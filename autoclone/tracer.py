@@ -145,6 +145,9 @@ class Tracer:
         #: of them trains (``_trains``)
         self.optimizers: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.steps_at_backward = 0  # ... when the last backward call succeeded
+        #: Optimizer steps running: a backward call made now is a step's closure's (L-BFGS
+        #: calls it again after moving the parameters)
+        self.in_step = 0
         self.holders: dict[int, torch.Tensor] = {}  # record key -> its holder's tensor
         self.warnings: list[dict[str, Any]] = []  # writes PyTorch cannot see
         self._next_key = itertools.count().__next__
@@ -536,7 +539,8 @@ class Tracer:
                               "loss_frames": self.loss_frames,
                               "previous_backward_frames": self.backward_frames,
                               "previous_loss_frames": self.backward_loss_frames,
-                              "stepped": self.steps > self.steps_at_backward}  # fmt: skip
+                              "stepped": self.steps > self.steps_at_backward,
+                              "in_step": self.in_step > 0}  # fmt: skip
             if self.grad_freed is not None and self.grad_freed[0] == self.epoch:
                 self.diagnosis["grad_frames"] = self.grad_freed[1]  # since the last backward
             if _reaches(self.roots, self.last_roots):
@@ -729,6 +733,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
 
     def before(optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer.steps += 1
+        tracer.in_step += 1
         tracer.optimizers.setdefault(id(optimizer), optimizer)
         if (
             tracer.live
@@ -745,6 +750,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
             tracer._suspended = True
 
     def after(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
+        tracer.in_step = max(tracer.in_step - 1, 0)
         resume()
 
     tracer._resume = resume

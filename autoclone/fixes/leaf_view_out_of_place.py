@@ -84,7 +84,7 @@ class LeafViewOutOfPlace(Kind):
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:
         """The numbers, and every tensor an optimizer updates still given a gradient."""
-        return every_update_reached(run, judge(run, reference))
+        return every_update_reached(run, judge(run, reference, cut=bool(ctx.evidence.get("cut"))))
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -96,7 +96,7 @@ class NoGrad(Kind):
         """The numbers, and no tensor an optimizer updates left without a gradient: a
         write of a trained value (an adversarial patch pasted into the images) done under
         no_grad would never train it."""
-        return every_update_reached(run, judge(run, reference))
+        return every_update_reached(run, judge(run, reference, cut=bool(ctx.evidence.get("cut"))))
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         if not _weight_in_a_forward(found, ctx):

@@ -4,7 +4,8 @@ backward call frees its graph. Never offered where it would only delay the error
 optimizer step between the calls changes what the graph saved: the reference run fails),
 nor where the first call's gradients leak into another optimizer's step (see
 ``detach_shared``), nor for the same loss backpropagated twice (a slip, not a design),
-nor where the second call's loss holds the first one (``loss.backward()``, then
+nor inside an optimizer's closure (``closure_recompute``: L-BFGS evaluates it again at
+moved parameters), nor where the second call's loss holds the first one (``loss.backward()``, then
 ``(loss + loss_adv).backward()``: the first loss's gradient would count twice)."""
 
 from __future__ import annotations
@@ -56,11 +57,21 @@ class RetainGraph(Kind):
             return []
         if ctx.evidence.get("retained_failed"):  # the retained run itself failed
             return []
+        if found.in_step:  # an optimizer's closure: evaluated again at moved parameters
+            return []
         return ranked([[site] for site in retain_graph(*first, ctx.line(*first))])
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         if ctx.evidence.get("retained_failed"):
             return str(ctx.evidence["retained_failed"])
+        if found.in_step:
+            return (
+                f"the backward call at {where(found.failing, ctx.lines)} is made inside an "
+                "optimizer's step (its closure), which the optimizer calls again after moving "
+                "the parameters: with retain_graph=True every call would backpropagate the "
+                "graph of the first parameters and return the first loss, so the optimizer "
+                "would never move. Compute the loss's inputs inside the closure"
+            )
         if same_loss_twice(found, ctx.lines):
             return (
                 "the same loss is backpropagated twice in one iteration; if the gradient "
