@@ -13,11 +13,13 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
 import _recorded
 import pytest
+from _cli import autoclone
 from _warm import WarmPython
 
 from autoclone.repair import repair
@@ -93,3 +95,46 @@ def _original_output(case: str, tmp_path: Path, warm: WarmPython) -> str:
     shutil.copytree(ROOT / "fixtures" / case, folder)
     shutil.copy(folder / "expert.py", folder / "input.py")
     return _run(folder, warm).stdout
+
+
+_TOP_LEVEL_CLOSURE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+x = torch.randn(200, 5)
+y = (x @ torch.tensor([1.5, -2.0, 0.5, 0.0, 1.0]) > 0).float()
+model = nn.Linear(5, 1)
+optimizer = torch.optim.LBFGS(model.parameters(), max_iter=10, line_search_fn="strong_wolfe")
+logits = model(x).squeeze(-1)
+
+
+def closure():
+    optimizer.zero_grad()
+    loss = F.binary_cross_entropy_with_logits(logits, y)
+    loss.backward()
+    return loss
+
+
+for r in range(3):
+    print(f"{optimizer.step(closure).item():.5f}")
+"""
+
+
+def test_a_top_level_closures_input_moves_into_it_as_a_methods_does(tmp_path: Path) -> None:
+    """The L-BFGS closure of fixture ``lbfgs_closure_logits_outside_trainer`` at a script's
+    top level instead of in a method: the value goes into the closure and its line goes,
+    nothing else reading it; the patched script's L-BFGS makes progress, which
+    ``retain_graph=True`` (every evaluation the first one's) never lets it."""
+    script = tmp_path / "input.py"
+    script.write_text(_TOP_LEVEL_CLOSURE)
+    done = autoclone("fix", "input.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    patched = script.read_text()
+    assert "    logits = model(x).squeeze(-1)\n    optimizer.zero_grad()" in patched
+    assert "\nlogits = model(x)" not in patched
+    run = subprocess.run([sys.executable, "input.py"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, check=True)  # fmt: skip
+    losses = [float(v) for v in run.stdout.split()]
+    assert losses[-1] < losses[0] / 2

@@ -56,9 +56,29 @@ def _enclosing(text: str, closure: Function) -> Function | None:
     return max(around, key=lambda n: n.lineno, default=None)
 
 
+def _stepped_with(tree: ast.AST, name: str) -> bool:
+    """Some ``.step(...)`` call of the file takes the function ``name`` as its closure."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "step"
+               and any(isinstance(a, ast.Name) and a.id == name
+                       for a in [*n.args, *(k.value for k in n.keywords)])
+               for n in ast.walk(tree))  # fmt: skip
+
+
+def _in_scope(scope: ast.AST, stmt: ast.stmt) -> bool:
+    """``stmt`` is one of the scope's own statements (not a nested function's)."""
+    for node in getattr(scope, "body", []):
+        if node is stmt:
+            return True
+        if not isinstance(node, (*FUNCTIONS, ast.ClassDef)) and any(
+                n is stmt for n in ast.walk(node)):  # fmt: skip
+            return True
+    return False
+
+
 def site(found: Diagnosis, ctx: Context) -> Site | None:
     """The move, or None where the graph was not made by a plain assignment above the
-    closure in a function that encloses it."""
+    closure, in the scope that defines it, or the function is no optimizer's closure."""
     failing = found.failing
     made = next((f for f in found.producer_frames if failing and f[0] == failing[0]), None)
     if not (found.in_step and made and failing):
@@ -74,8 +94,8 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
     outer = _enclosing(text, closure)
     end = stmt.end_lineno or stmt.lineno
     if (end >= closure.lineno or not _reads(closure.body, target.id)
-            or target.id in stored(closure)
-            or (outer is not None and not outer.lineno < stmt.lineno)):  # fmt: skip
+            or target.id in stored(closure) or not _stepped_with(parsed(text), closure.name)
+            or not _in_scope(outer or parsed(text), stmt)):  # fmt: skip
         return None
     return _move(made[0], text, stmt, closure, outer)
 
@@ -88,12 +108,14 @@ def _move(file: str, text: str, stmt: ast.Assign, closure: Function, outer: Func
     indent = " " * first.col_offset
     moved = [indent + line[stmt.col_offset:] for line in lines[stmt.lineno - 1:end]]
     edits = [TextEdit(first.lineno, 0, "\n".join(moved) + "\n")]
-    rest = [n for n in ast.walk(outer) if getattr(n, "lineno", 0) > end
+    scope = outer or parsed(text)  # at the top level, a read in any function counts
+    rest = [n for n in ast.walk(scope) if getattr(n, "lineno", 0) > end
             and not closure.lineno <= getattr(n, "lineno", 0) <= (closure.end_lineno or 0)
-            ] if outer is not None else []  # fmt: skip
-    if outer is not None and not _reads(rest, name):
+            or outer is None and getattr(n, "lineno", end + 1) < stmt.lineno]  # fmt: skip
+    if not _reads(rest, name):
         # a blank line after it goes too where it opened the body (``def fit(self):``)
-        blank = outer.body[0] is stmt and end < len(lines) and not lines[end].strip()
+        blank = (scope.body[0] is stmt  # type: ignore[attr-defined]
+                 and end < len(lines) and not lines[end].strip())  # fmt: skip
         edits += [TextEdit(n, 0, "", drop_line=True)
                   for n in range(stmt.lineno, end + 1 + blank)]  # fmt: skip
     value = ast.get_source_segment(text, stmt.value) or ""
