@@ -141,8 +141,8 @@ class Tracer:
         self.roots: list[Any] = []
         self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
         self.steps = 0  # optimizer steps so far
-        #: Every optimizer that stepped, weakly: whether a carried graph reaches what one
-        #: of them trains (``_trains``)
+        #: Every optimizer built (or seen stepping), weakly: whether a carried graph
+        #: reaches what one of them trains (``_trains``)
         self.optimizers: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.steps_at_backward = 0  # ... when the last backward call succeeded
         #: Optimizer steps running: a backward call made now is a step's closure's (L-BFGS
@@ -486,8 +486,8 @@ class Tracer:
                 "node": type(node).__name__}  # fmt: skip
 
     def _trains(self, node: Any) -> bool | None:
-        """Whether the carried graph reaches a parameter an optimizer that stepped holds
-        (None: no optimizer stepped yet, or too large a graph to walk). A value made once
+        """Whether the carried graph reaches a parameter an optimizer holds (None: no
+        optimizer was built, or too large a graph to walk). A value made once
         from frozen weights (activations harvested from a model nobody trains) is data; one
         made from trained parameters (a constructor's cached ``exp(log_scale)``) must be
         recomputed, not detached."""
@@ -708,6 +708,20 @@ def _track_modules(tracer: Tracer) -> None:
     torch.nn.Module.__init__ = init  # type: ignore[method-assign]
 
 
+def _track_optimizers(tracer: Tracer) -> None:
+    """Every optimizer the script builds, weakly: a carried graph reaching what one of
+    them holds trains (``Tracer._trains``), whether or not it has stepped yet (a GAN's
+    generator optimizer, after the discriminator's step)."""
+    original_init = torch.optim.Optimizer.__init__
+
+    def init(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        with contextlib.suppress(TypeError):
+            tracer.optimizers[id(self)] = self
+
+    torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign]
+
+
 def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
     """Run ``torch.optim`` steps without the mode while no saved tensor is alive.
 
@@ -762,6 +776,7 @@ def install(prefix: Prefix) -> Tracer:
     """Start tracing for the rest of the process; returns the tracer to read at the end."""
     tracer = Tracer(prefix)
     _track_modules(tracer)
+    _track_optimizers(tracer)
     hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
     hooks.__enter__()
     watch = _Watch(tracer)
