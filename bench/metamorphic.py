@@ -90,16 +90,55 @@ _SKIP_KEYS = ("launcher", "cpu_mapping", "check_set", "timeout")
 _DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)
 
 
-def _is_definition(stmt: ast.stmt, index: int, started: bool) -> bool:
+#: Modules whose calls a constant may make and still move above the script (path names)
+_PURE = frozenset({"os", "math", "Path", "pathlib"})
+
+
+def _is_definition(
+    stmt: ast.stmt, index: int, started: bool, known: set[str] | None = None,
+    once: frozenset[str] | set[str] = frozenset(),
+) -> bool:
     """Imports, functions and classes anywhere (defining them earlier changes no number);
-    the docstring; constants before the first statement that does work."""
+    the docstring; constants before the first statement that does work; after it, a
+    constant assigned once that reads only what is already defined (``VOCAB = 64``,
+    ``HERE = os.path.dirname(__file__)``), which the moved classes may read, where the
+    caller says what is defined (``known``) and bound once (``once``)."""
     if isinstance(stmt, _DEFINES):
         return True
     if index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
         return True
-    return not started and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not any(
-        isinstance(node, (ast.Call, ast.Lambda)) for node in ast.walk(stmt)
-    )
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return False
+    if not started:
+        return not any(isinstance(node, (ast.Call, ast.Lambda)) for node in ast.walk(stmt))
+    if known is None:
+        return False
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    value = stmt.value
+    names = [e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+    if value is None or not all(isinstance(t, ast.Name) and t.id in once for t in names):
+        return False
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    if any(isinstance(n, ast.Lambda) for n in ast.walk(value)) or any(
+            _root(c.func) not in _PURE for c in calls):  # fmt: skip
+        return False
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return read <= known | _PURE | {"__file__"}
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _assigned_once(tree: ast.Module) -> set[str]:
+    """Names the module's top level binds in exactly one statement."""
+    counts: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in set(_bound([stmt])):
+            counts[name] = counts.get(name, 0) + 1
+    return {name for name, n in counts.items() if n == 1}
 
 
 def _text(lines: list[str], stmt: ast.stmt) -> list[str]:
@@ -116,8 +155,9 @@ def _split(source: str) -> tuple[list[str], list[str], list[ast.stmt]] | None:
     script: list[str] = []
     stmts: list[ast.stmt] = []
     started = False
+    once = _assigned_once(tree)
     for index, stmt in enumerate(tree.body):
-        if _is_definition(stmt, index, started):
+        if _is_definition(stmt, index, started, set(_bound(stmts)), once):
             head += [*_text(lines, stmt), ""]
             stmts.append(stmt)
         else:
