@@ -590,21 +590,7 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
     elif d.previous_backward is not None and (
         d.carry_consumer is None or _within_one_iteration(d)
     ):
-        same = (
-            f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
-            "which frees what it saved. If both losses should train the model, add them and "
-            "call backward once, or pass retain_graph=True to the first backward call."
-        ) if not (d.recounts or d.in_step) else (
-            f"The same graph was already backpropagated at {where(d.previous_backward, lines)}, "
-            "by an earlier call of the optimizer's closure: the optimizer calls it again after "
-            "moving the parameters, and a value made outside it, from the parameters as they "
-            "were, carries that freed graph into every call."
-        ) if d.in_step else (
-            f"The loss of this call contains the loss backpropagated at "
-            f"{where(d.previous_backward, lines)}, whose graph that call freed: its gradient "
-            "is already in .grad, and differentiating it again would count it twice."
-        )
-        parts.append(_freed_words(d, lines) if _freed_elsewhere(d) else same)
+        parts.append(_freed_words(d, lines) if _freed_elsewhere(d) else _same_graph(d, lines))
     if d.carry_consumer is not None and not _within_one_iteration(d):
         outer = _reading_frame(d, lines)
         inner = d.carry_consumer
@@ -621,6 +607,29 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
                 "its loop" + (", with an optimizer step in between." if d.stepped else ".")
             )
     return "\n".join(parts)
+
+
+def _same_graph(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+    """Why one iteration's second backward call met a freed graph."""
+    previous = where(d.previous_backward, lines)
+    if d.recounts:
+        return (
+            f"The loss of this call contains the loss backpropagated at {previous}, whose "
+            "graph that call freed: its gradient is already in .grad, and differentiating it "
+            "again would count it twice."
+        )
+    if d.in_step:
+        return (
+            f"The same graph was already backpropagated at {previous}, by an earlier call of "
+            "the optimizer's closure: the optimizer calls it again after moving the "
+            "parameters, and a value made outside it, from the parameters as they were, "
+            "carries that freed graph into every call."
+        )
+    return (
+        f"The same graph was already backpropagated at {previous}, which frees what it "
+        "saved. If both losses should train the model, add them and call backward once, or "
+        "pass retain_graph=True to the first backward call."
+    )
 
 
 def _freed_elsewhere(d: Diagnosis) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 #: The user's files as ``str.startswith`` takes them: one folder, or several
@@ -131,6 +131,19 @@ def grad_node(tensor: Any) -> Any:
         return tensor.grad_fn
     except RuntimeError:
         return None
+
+
+def graph_nodes(root: Any) -> Iterator[Any]:
+    """The nodes of a graph from ``root`` (a ``grad_fn``), each once, depth first; callers
+    bound the walk (``itertools.islice``): a watcher looks a few hundred nodes in."""
+    todo, seen = [root], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        todo += [child for child, _ in node.next_functions]
 
 
 def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:

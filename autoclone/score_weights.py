@@ -20,6 +20,7 @@ weight is made repairs it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from autoclone import labels
@@ -100,17 +101,8 @@ def _product(original: Any, seen: Seen, torch: Any) -> Any:
 
 def _scored(tensor: Any) -> bool:
     """The tensor's graph holds a distribution's log-probability (a few hundred nodes in)."""
-    todo, seen, steps = [labels.grad_node(tensor)], set(), 0
-    while todo and steps < _BUDGET:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        steps += 1
-        if node.metadata.get(_MARK):
-            return True
-        todo += [child for child, _ in node.next_functions]
-    return False
+    nodes = islice(labels.graph_nodes(labels.grad_node(tensor)), _BUDGET)
+    return any(node.metadata.get(_MARK) for node in nodes)
 
 
 def _coefficient(tensor: Any) -> bool:
@@ -120,19 +112,11 @@ def _coefficient(tensor: Any) -> bool:
     critic's values) is never one number, and a critic's value reaches several leaves."""
     if tensor.numel() != 1:
         return False
-    todo, seen, leaves = [labels.grad_node(tensor)], set(), 0
-    if todo[0] is None:
+    root = labels.grad_node(tensor)
+    if root is None:
         return True  # the leaf itself
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if len(seen) > _BUDGET:
-            return False
-        leaves += hasattr(node, "variable")
-        todo += [child for child, _ in node.next_functions]
-    return leaves == 1
+    nodes = list(islice(labels.graph_nodes(root), _BUDGET + 1))
+    return len(nodes) <= _BUDGET and sum(hasattr(node, "variable") for node in nodes) == 1
 
 
 def refused(lines: Iterable[Frame]) -> str | None:

@@ -45,7 +45,7 @@ from torch.overrides import TorchFunctionMode
 
 from autoclone import freed
 from autoclone.carried_state import stale_module_state
-from autoclone.labels import Prefix
+from autoclone.labels import Prefix, graph_nodes
 from autoclone.trace_base import (
     _CALL_IMPL,
     _MULTI,
@@ -141,8 +141,8 @@ class Tracer:
         self.roots: list[Any] = []
         self.backward_loss_frames: list[Frame] = []  # ... and where its loss was made
         self.steps = 0  # optimizer steps so far
-        #: Every optimizer built (or seen stepping), weakly: whether a carried graph
-        #: reaches what one of them trains (``_trains``)
+        #: Every optimizer built, weakly: whether a carried graph reaches what one of
+        #: them trains (``_trains``)
         self.optimizers: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.steps_at_backward = 0  # ... when the last backward call succeeded
         #: Optimizer steps running: a backward call made now is a step's closure's (L-BFGS
@@ -495,19 +495,12 @@ class Tracer:
                 for p in group["params"]}  # fmt: skip
         if not held:
             return None
-        todo: list[Any] = [node]
-        seen: set[int] = set()
-        while todo:
-            here = todo.pop()
-            if here is None or id(here) in seen:
-                continue
-            if len(seen) >= TRAINS_BUDGET:
+        for count, here in enumerate(graph_nodes(node)):
+            if count >= TRAINS_BUDGET:
                 return None
-            seen.add(id(here))
             variable = getattr(here, "variable", None)
             if variable is not None and id(variable) in held:
                 return True
-            todo += [child for child, _ in here.next_functions]
         return False
 
     def backward_started(self, roots: list[Any], frees: bool = True) -> None:
@@ -748,7 +741,6 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
     def before(optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer.steps += 1
         tracer.in_step += 1
-        tracer.optimizers.setdefault(id(optimizer), optimizer)
         if (
             tracer.live
             or tracer._suspended

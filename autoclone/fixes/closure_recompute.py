@@ -100,6 +100,19 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
     return _move(made[0], text, stmt, closure, outer)
 
 
+def _elsewhere(scope: ast.AST, stmt: ast.stmt, closure: Function, top_level: bool
+               ) -> list[ast.AST]:  # fmt: skip
+    """The scope's nodes that could read the statement's name, the closure's aside: those
+    below the statement, and at the top level those above it too (a function defined
+    there may run later)."""
+    end = stmt.end_lineno or stmt.lineno
+    inside = range(closure.lineno, (closure.end_lineno or closure.lineno) + 1)
+    below = [n for n in ast.walk(scope) if getattr(n, "lineno", 0) > end
+             and getattr(n, "lineno", 0) not in inside]  # fmt: skip
+    above = [n for n in ast.walk(scope) if getattr(n, "lineno", end + 1) < stmt.lineno]
+    return below + above if top_level else below
+
+
 def _move(file: str, text: str, stmt: ast.Assign, closure: Function, outer: Function | None
           ) -> Site:  # fmt: skip
     lines, name = text.splitlines(), stmt.targets[0].id  # type: ignore[attr-defined]
@@ -108,11 +121,8 @@ def _move(file: str, text: str, stmt: ast.Assign, closure: Function, outer: Func
     indent = " " * first.col_offset
     moved = [indent + line[stmt.col_offset:] for line in lines[stmt.lineno - 1:end]]
     edits = [TextEdit(first.lineno, 0, "\n".join(moved) + "\n")]
-    scope = outer or parsed(text)  # at the top level, a read in any function counts
-    rest = [n for n in ast.walk(scope) if getattr(n, "lineno", 0) > end
-            and not closure.lineno <= getattr(n, "lineno", 0) <= (closure.end_lineno or 0)
-            or outer is None and getattr(n, "lineno", end + 1) < stmt.lineno]  # fmt: skip
-    if not _reads(rest, name):
+    scope = outer or parsed(text)
+    if not _reads(_elsewhere(scope, stmt, closure, top_level=outer is None), name):
         # a blank line after it goes too where it opened the body (``def fit(self):``)
         blank = (scope.body[0] is stmt  # type: ignore[attr-defined]
                  and end < len(lines) and not lines[end].strip())  # fmt: skip

@@ -64,7 +64,9 @@ class OutOfPlace(Kind):
             return ranked
         first = ranked[0].sites[0]
         every = with_siblings(first, ctx.sites, ctx.texts.get(first.file, ""))
-        return [Candidate(ranked[0].rank - 0.5, tuple(every))] * (len(every) > 1) + ranked
+        if len(every) == 1:
+            return ranked
+        return [Candidate(ranked[0].rank - 0.5, tuple(every)), *ranked]
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         at = where((site.file, site.line), lines)

@@ -5,8 +5,9 @@ optimizer step between the calls changes what the graph saved: the reference run
 nor where the first call's gradients leak into another optimizer's step (see
 ``detach_shared``), nor for the same loss backpropagated twice (a slip, not a design),
 nor inside an optimizer's closure (``closure_recompute``: L-BFGS evaluates it again at
-moved parameters), nor where the second call's loss holds the first one (``loss.backward()``, then
-``(loss + loss_adv).backward()``: the first loss's gradient would count twice)."""
+moved parameters), nor where the second call's loss holds the first one
+(``loss.backward()``, then ``(loss + loss_adv).backward()``: the first loss's gradient
+would count twice)."""
 
 from __future__ import annotations
 
