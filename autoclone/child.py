@@ -566,6 +566,7 @@ def main() -> None:
 
         state.tracer = install(own)
         state.labels.probe = state.tracer.note_target
+        state.scores.weight_probe = state.tracer.note_weight
         _install_grad_watch(state)
         state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
         state.tracer.copy_on_write = state.past > 0

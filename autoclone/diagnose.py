@@ -101,6 +101,10 @@ class Diagnosis:
     #: The failing call was made inside an optimizer's step: its closure, which L-BFGS
     #: calls again after moving the parameters
     in_step: bool = False
+    #: Lines where the weight of a log-probability takes in a graph that reaches
+    #: parameters, deepest first: detached there, the estimate is a constant
+    #: (``autoclone.estimate``)
+    estimate_cuts: tuple[Frame, ...] = ()
     view: Frame | None = None
     view_op: str = ""
     view_of_leaf: bool = False  # the written view's base is a leaf that requires grad
@@ -176,6 +180,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     changes["previous_backward_frames"] = tuple(move(f) for f in d.previous_backward_frames)
     changes["saved_frames"] = tuple(move(f) for f in d.saved_frames)
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
+    changes["estimate_cuts"] = tuple(move(f) for f in d.estimate_cuts)
     return replace(d, **changes)
 
 
@@ -411,6 +416,7 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "target_of": _first_own(traced.get("target_of_frames"), own),
         "target_loss": traced.get("target_loss", ""),
         "targets": _targets(traced.get("targets"), own),
+        "estimate_cuts": _own_frames(traced.get("estimate_cut_frames"), own),
     }
 
 

@@ -19,7 +19,7 @@ weight is made repairs it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -38,6 +38,9 @@ class Seen(labels.Seen):
     def __init__(self, prefix: Prefix) -> None:
         super().__init__(prefix)
         self.active = False  # a log_prob output with a graph was made: products are watched
+        #: the tracer's ``note_weight(weight)``, in traced runs: where the weight's graph
+        #: can be cut (``autoclone.estimate``)
+        self.weight_probe: Callable[[Any], None] | None = None
 
 
 def install(prefix: Prefix) -> Seen:
@@ -94,6 +97,8 @@ def _product(original: Any, seen: Seen, torch: Any) -> Any:
             and not _coefficient(b if _scored(a) else a)
         ):
             seen.note()
+            if seen.weight_probe is not None:
+                seen.weight_probe(b if _scored(a) else a)
         return original(a, b, *args, **kwargs)
 
     return product

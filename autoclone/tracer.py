@@ -43,7 +43,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from autoclone import freed
+from autoclone import estimate, freed
 from autoclone.carried_state import stale_module_state
 from autoclone.labels import Prefix, graph_nodes
 from autoclone.trace_base import (
@@ -177,6 +177,9 @@ class Tracer:
         self.loss_frames: list[Frame] = []
         #: The last iteration (backward calls so far) in which each line made a graph node
         self.made_at: dict[Frame, int] = {}
+        #: The graph node of the last weight a log-probability was multiplied by with its
+        #: graph (``score_weights``): where a version error's estimate can be cut
+        self.weight: Any = None
         #: losses that took a target requiring grad, with the stacks only the target's graph
         #: was made on (``note_target``)
         self.targets: list[dict[str, Any]] = []
@@ -294,6 +297,8 @@ class Tracer:
             "loss_frames": self.loss_frames,
             **self._target_of(record.frames),
         }
+        if self.weight is not None and self.in_backward:
+            self.diagnosis["estimate_cut_frames"] = estimate.cuts(self.weight, self.roots)
 
     def _target_of(self, saved: Any) -> dict[str, Any]:
         """The frames of a loss whose target's graph alone was made where the tensor was
@@ -322,6 +327,11 @@ class Tracer:
         only = _made_on(_grad_fn(target)) - _made_on(_grad_fn(input))
         if only:
             self.targets.append({"loss_frames": frames, "only": only, "loss": loss})
+
+    def note_weight(self, weight: Any) -> None:
+        """A policy gradient's weight carries a graph (``score_weights``): keep its node,
+        whose lines ``estimate.cuts`` splits if a backward call then fails."""
+        self.weight = _grad_fn(weight)
 
     # -- the op watcher ------------------------------------------------------------------
     def call(self, func: Any, name: str, kind: int, args: Any, kwargs: Any) -> Any:

@@ -28,6 +28,7 @@ from autoclone.fixes import (
     detach,
     detach_buffer,
     detach_discarded,
+    detach_estimate,
     detach_out_of_place,
     detach_shared,
     detach_target,
@@ -69,6 +70,7 @@ from autoclone.session import Project
 
 #: Consulted in this order; the first kind that supports a diagnosis sets the reference.
 KINDS: tuple[FixKind, ...] = (
+    detach_estimate.KIND,
     alias_out_of_place.KIND,
     cache_decorator.KIND,
     cache_flag.KIND,
