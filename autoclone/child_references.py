@@ -42,6 +42,14 @@ def storage_keyed_saved_tensors() -> None:
     graph._get_sid = storage_sid
 
 
+#: The operators that write their left operand: every other dunder (``__getitem__``,
+#: ``__invert__``, ``__get__``) reads, and a read of a leaf must keep its graph
+_INPLACE_DUNDERS = frozenset(
+    f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "div", "mod",
+                            "pow", "and", "or", "xor", "lshift", "rshift")
+) | {"__setitem__"}  # fmt: skip
+
+
 def leaf_writes_as_data() -> Any:
     """A torch function mode under which an in-place call whose target is a leaf that
     requires grad, or a view of one, runs with grad disabled (``LEAF_DATA``)."""
@@ -55,7 +63,9 @@ def leaf_writes_as_data() -> Any:
             kwargs = kwargs or {}
             name = getattr(func, "__name__", "")
             target = args[0] if args else None
-            writes = name.endswith("_") or name.startswith("__i") or name == "__setitem__"
+            writes = name in _INPLACE_DUNDERS or (
+                name.endswith("_") and not name.startswith("__")
+            )
             if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():
                 base = target._base if target._base is not None else target
                 if base.is_leaf and base.requires_grad:
