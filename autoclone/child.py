@@ -326,7 +326,8 @@ def _install_grad_watch(state: _State) -> None:
         result = original(*args, **kwargs)
         if state.tracer is not None:
             named = dict(zip(("retain_graph", "create_graph"), args[3:5], strict=False))
-            state.tracer.grad_called({**named, **kwargs})
+            state.tracer.grad_called({**named, **kwargs}, result,
+                                     args[0] if args else kwargs.get("outputs"))
         return result
 
     torch.autograd.grad = grad

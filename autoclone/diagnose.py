@@ -23,6 +23,7 @@ from autoclone.codemods.sites import (
     OPERAND,
     OUT_OF_PLACE,
     SUBSCRIPT,
+    VALUE,
     Site,
 )
 from autoclone.parsed import innermost
@@ -105,6 +106,12 @@ class Diagnosis:
     #: parameters, deepest first: detached there, the estimate is a constant
     #: (``autoclone.estimate``)
     estimate_cuts: tuple[Frame, ...] = ()
+    #: The saved tensor is the saving op's own output (``exp``, ``sigmoid``): a clone of
+    #: what the op was given cannot help, a clone of its result can
+    saved_own_output: bool = False
+    #: The failing loss was computed from a derivative taken without ``create_graph``
+    #: (``autoclone.derivatives``): the program fits the derivative
+    derivative_in_loss: bool = False
     view: Frame | None = None
     view_op: str = ""
     view_of_leaf: bool = False  # the written view's base is a leaf that requires grad
@@ -374,6 +381,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                        in_step=bool(traced.get("in_step")),
                        recounts=bool(traced.get("recounts_previous")),
                        grad_call=_first_own(traced.get("grad_frames"), own),
+                       derivative_in_loss=bool(traced.get("derivative_in_loss")),
                        target_of=_first_own(traced.get("target_of_frames"), own),
                        target_loss=traced.get("target_loss", ""),
                        targets=_targets(traced.get("targets"), own))  # fmt: skip
@@ -403,6 +411,8 @@ def _version_evidence(traced: dict[str, Any], own: Collection[str]) -> dict[str,
         "saved": _first_own(saved["frames"], own),
         "saved_frames": tuple((f, int(n)) for f, n in saved["frames"] or () if f in own),
         "saved_op": saved.get("grad_fn") or saved.get("op", ""),
+        "saved_own_output": bool(saved.get("grad_fn"))
+        and saved.get("producer") == saved.get("grad_fn"),
         "mutation": _first_own(mutation.get("frames"), own),
         "mutation_frames": tuple((f, int(n)) for f, n in mutation.get("frames") or () if f in own),
         "mutation_op": mutation.get("op", ""),
@@ -444,6 +454,10 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
         sites = [s for s in sites if s.fix != OUT_OF_PLACE]
     at_write = _on_line(sites, write, _write_order)
     at_source = _on_line(sites, diagnosis.saved or diagnosis.view, lambda s: -s.depth)
+    if diagnosis.saved_own_output:  # ``exp`` saved its result: what took that result first
+        at_source = _returned_to(diagnosis, sites) + at_source
+    else:
+        at_source += _returned_to(diagnosis, sites)
     rewrites = [s for s in at_write if s.fix == OUT_OF_PLACE]
     if write is not None and write == diagnosis.saved:
         ordered = rewrites + at_source  # one line saves and writes: then what it reads
@@ -456,7 +470,18 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
         ordered = [s for s in at_write if s not in handed] + at_source + handed
     if diagnosis.error_class == cls.CUSTOM_FUNCTION_VIEW and diagnosis.view is None:
         ordered = _function_outputs(sites, write) + ordered  # what the message advises
+    # an in-place chain whose result the line reads: its value is what the line means
+    ordered = [s for s in at_write if s.kind == VALUE] + ordered
     return list(dict.fromkeys(s.id for s in ordered))
+
+
+def _returned_to(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[Site]:
+    """Where the saving line's function returned to, when it saves in a function of the
+    user's (``return torch.exp(...)`` in a kernel's ``forward``): the assignment that
+    took the result in its caller (``K = self.kernel(f, f)``), whose clone gives the
+    write a tensor of its own where an op saved its own output."""
+    outer = [f for f in diagnosis.saved_frames[1:3] if f != diagnosis.saved]
+    return [s for f in outer for s in sites if (s.file, s.line) == f and s.kind == ASSIGN]
 
 
 #: A custom autograd Function called: ``GradReverse.apply(feat, alpha)``

@@ -26,7 +26,8 @@ from autoclone.child import (
     RETAIN_REFERENCE,
 )
 from autoclone.diagnose import Diagnosis, target_refusal
-from autoclone.fixes.base import CONSTANT_TARGETS, NONE, RETAINED
+from autoclone.fixes._ast import forward_line
+from autoclone.fixes.base import CONSTANT_TARGETS, NONE, RETAINED, Context
 from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference
 from autoclone.oracle import RETAINED as RETAINED_NUMBERS
 from autoclone.session import Project
@@ -65,8 +66,25 @@ def compute(
     if traced is not None and found.error_class == cls.INPLACE_VERSION:
         say("reference numbers: the traced run went on past the conflict, saved values kept")
         return traced, {}
-    reference = _same_numbers(found.error_class, before, limit, variant, runner, say)
+    flows = _flows_on(found, project)
+    reference = _same_numbers(found.error_class, before, limit, variant, runner, say, flows)
+    if reference is None and flows:
+        say("no reference numbers: the written leaf's value flows on in a forward; judged "
+            "as a cut")
+        return Reference(FINITE, (), (), min(limit, before + 1)), {"flows": True}
     return reference or "could not compute reference numbers for the correct program", {}
+
+
+def _flows_on(found: Diagnosis, project: Project) -> bool:
+    """A leaf written in a user's ``forward`` from a value with a graph (an equivariant
+    layer's ``coord += agg`` on positions that require grad for forces): the program means
+    the value to flow on through autograd. Done as a data write it would not, so that
+    reference is no program's; where the forward pass needs grad itself (forces taken with
+    ``autograd.grad``) nothing computes the numbers, and the patch is judged as a cut."""
+    if found.error_class != cls.LEAF_INPLACE or not found.written_from_grad:
+        return False
+    texts = {rel: src.text for rel, src in project.sources.items()}
+    return forward_line(found, Context(project.sites, texts, project.lines)) is not None
 
 
 class _Variant:
@@ -178,7 +196,7 @@ def _another_conflict(ref: RunResult, first: str = cls.INPLACE_VERSION) -> str:
 
 def _same_numbers(
     kind: str, before: int, limit: int, project: _Variant, runner: Runner,
-    say: Callable[[str], None],
+    say: Callable[[str], None], flows: bool = False,
 ) -> Reference | None:  # fmt: skip
     if kind == cls.INPLACE_VERSION:
         say("computing reference numbers (allow_mutation_on_saved_tensors)")
@@ -191,18 +209,28 @@ def _same_numbers(
         return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
     if ref.status == "completed" and len(ref.losses) == before:  # no backward after it
         return Reference(FIRST_LOSS, ref.losses, ref.grads, before, **_by_optimizer(ref))
-    if kind == cls.LEAF_INPLACE:
-        return _leaf_data(limit, project, runner, say)
+    if kind == cls.LEAF_INPLACE and not flows:
+        return _leaf_data(before, limit, project, runner, say)
     return None
 
 
+#: Errors a leaf-data run can meet past the write: the script's next conflict
+_NEXT_CONFLICTS = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH, cls.LEAF_INPLACE}
+
+
 def _leaf_data(
-    limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]
+    before: int, limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]
 ) -> Reference | None:
     """The script with its writes into leaves done as data, to its end or ``limit``:
-    its backward calls' numbers and what it printed."""
+    its backward calls' numbers and what it printed; or, where it met another autograd
+    error at the failing step's backward call or later (the script's second bug), the
+    numbers of the calls up to it, the failing step's loss included."""
     say("computing reference numbers (leaf writes done as data writes)")
     ref = runner.run(project.spec(mode=LEAF_DATA, limit=limit))
+    met = cls.classify(ref.error.line) if ref.status == "error" and ref.error else ""
+    if met in _NEXT_CONFLICTS and len(ref.losses) > before:
+        # past the write, the run met the script's next autograd error: the calls up to it
+        return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
     if ref.status not in ("completed", "stopped"):
         return None
     return Reference(OUTPUT, ref.losses, ref.grads, ref.backward, output=ref.stdout,

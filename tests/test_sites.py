@@ -24,6 +24,7 @@ from autoclone.codemods.sites import (
     OUT_OF_PLACE,
     STATEMENT,
     SUBSCRIPT,
+    VALUE,
     find_sites,
 )
 from autoclone.diagnose import Diagnosis, priority
@@ -170,7 +171,7 @@ def _rewritten(tmp_path: Path, code: str) -> str | None:
     if not rewrites:
         return None
     assert len(rewrites) == 1
-    assert rewrites[0].kind == STATEMENT
+    assert rewrites[0].kind in (STATEMENT, VALUE)
     return apply_edits(_source_file(tmp_path, code), patch_edits(rewrites))
 
 
@@ -198,7 +199,11 @@ def _rewritten(tmp_path: Path, code: str) -> str | None:
         ("x.zero_()\n", None),  # no out-of-place twin
         ("x.bernoulli_(0.5)\n", None),  # bernoulli() reads x as probabilities
         ("x.view(-1).add_(1)\n", None),  # writes into x through a view: must stay a write
-        ("y = x.add_(1)\n", None),  # the result is used: not a standalone statement
+        # the result is used: the chain is read as a value, the write into x dropped (the
+        # reference judges whether x is read again)
+        ("y = x.add_(1)\n", "y = x.add(1)\n"),
+        ("d = 2.0 * L.diagonal().log_().sum(-1)\n", "d = 2.0 * L.diagonal().log().sum(-1)\n"),
+        ("d = x.sub_(m).div_(s) * 2\n", "d = x.sub(m).div(s) * 2\n"),
         ("x[0] += 1\n", None),  # the receiver is not a plain name
         ("a.b.add_(1)\n", None),
         ("self.relu_(x)\n", None),

@@ -33,6 +33,9 @@ ARG = "arg"  # a call argument: ``f(x)`` -> ``f(x.clone())``
 INPLACE = "inplace"  # target of an in-place op, cloned just before it: ``x = x.clone()``
 OPERAND = "operand"  # a variable used as an operand: ``w * x`` -> ``w * x.clone()``
 STATEMENT = "statement"  # a whole in-place statement, rewritten: ``x += y`` -> ``x = x + y``
+#: an in-place chain whose result an expression reads, rewritten out of place there:
+#: ``L.diagonal().log_().sum()`` -> ``L.diagonal().log().sum()``
+VALUE = "value"
 
 #: Fix kinds, least change to what is computed first.
 CLONE = "clone"  # same numbers: the saved tensor and the written one stop sharing memory
@@ -331,6 +334,7 @@ class SiteFinder(cst.CSTVisitor):
         name = call_name(node)
         func = node.func
         if _is_inplace_method(name):
+            self._add_value_rewrite(node)
             receiver = _chain_root(func.value) if isinstance(func, cst.Attribute) else None
             if receiver is not None and _is_methodish(receiver):
                 self._add_inplace(node, receiver)  # ``x.sub_(m).div_(s)`` writes into x
@@ -474,6 +478,30 @@ class SiteFinder(cst.CSTVisitor):
         renamed = cst.ensure_type(call.visit(_OutOfPlaceNames(names)), cst.Call)
         code = f"{receiver} = {self.module.code_for_node(renamed).strip()}"
         self._add_rewrite(node, receiver, code, edits)
+
+    def _add_value_rewrite(self, call: cst.Call) -> None:
+        """``2.0 * L.diagonal().log_().sum(-1)`` -> ``... .log() ...``: an in-place chain
+        whose result an expression reads (not a statement of its own, not returned: those
+        have their own rewrites). The value read is the same; only the write into the
+        receiver goes, which the reference's numbers judge (a later read of it)."""
+        parent = self.get_metadata(ParentNodeProvider, call, None)
+        if isinstance(parent, cst.Expr | cst.Return) or (
+            isinstance(parent, cst.Attribute) and _is_inplace_method(parent.attr.value)
+        ):
+            return
+        names, root = _inplace_chain(call)
+        if not names or _is_module(root, self.module) or any(
+            n.value.removesuffix("_") not in OUT_OF_PLACE_METHODS for n in names
+        ):
+            return
+        edits = [TextEdit(self._range(n).end.line, self._range(n).end.column - 1, "", delete=1)
+                 for n in names]  # fmt: skip
+        renamed = cst.ensure_type(call.visit(_OutOfPlaceNames(names)), cst.Call)
+        rng = self._range(call)
+        start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+        self._record(VALUE, start, end, self.module.code_for_node(root).strip(),
+                     self.module.code_for_node(renamed).strip(), own_line=False,
+                     fix=OUT_OF_PLACE, rewrite=tuple(edits))  # fmt: skip
 
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
         """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of

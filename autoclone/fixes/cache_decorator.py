@@ -1,6 +1,7 @@
 """``@functools.lru_cache`` / ``@functools.cache`` removed from the function that made the
 graph a later pass runs into again (a relative-position bias gathered from a learned
-table and cached by sequence length).
+table and cached by sequence length), and ``@functools.cached_property`` made
+``@property`` (every timestep's embedding computed once from a trained MLP).
 
 The cache hands every later call the tensor the first call made, with that call's graph;
 the first backward call frees it, and the next pass's backward runs into it again ("Trying
@@ -21,6 +22,7 @@ from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.rewrites import line_dropped
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
+from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost
@@ -50,9 +52,29 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
             if _caching(deco) and deco.lineno == deco.end_lineno:
                 code = ctx.line(file, deco.lineno).strip()
                 site = line_dropped(file, deco.lineno, code, fn.name, KIND_NAME)
-                if site not in out:
-                    out.append(site)
+            elif _cached_property(deco):
+                site = _as_property(file, deco, fn.name)
+            else:
+                continue
+            if site not in out:
+                out.append(site)
     return out
+
+
+def _cached_property(deco: ast.expr) -> bool:
+    """``@functools.cached_property`` or ``@cached_property``: the first value, with its
+    graph, kept on the instance for good."""
+    return isinstance(deco, ast.Name | ast.Attribute) and ast.unparse(deco) in (
+        "cached_property", "functools.cached_property")  # fmt: skip
+
+
+def _as_property(file: str, deco: ast.expr, name: str) -> Site:
+    """``@cached_property`` made ``@property``: read as before, computed at each read."""
+    line, col, text = deco.lineno, deco.col_offset, ast.unparse(deco)
+    return Site(id=f"{file}:{line}:{col}:{KIND_NAME}", file=file, line=line, col=col,
+                kind="decorator", target=name, code="@property", start=(line, col),
+                end=(line, col + len(text)), depth=0, fix=KIND_NAME,
+                rewrite=(TextEdit(line, col, "property", delete=len(text)),))  # fmt: skip
 
 
 class CacheDecorator(Kind):
@@ -72,6 +94,13 @@ class CacheDecorator(Kind):
         return ranked([[s] for s in sites(found, ctx)], -1.0)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.code == "@property":
+            return (
+                f"Fix: `@cached_property` made `@property` on `{site.target}` "
+                f"({site.file}:{site.line}): the instance kept the first value with a graph the "
+                "first backward call freed; as a property each read computes it from the "
+                "current parameters (the same values on the first pass)."
+            )
         return (
             f"Fix: `{site.code}` removed from `{site.target}` ({site.file}:{site.line}): the "
             "cache handed every later call the tensor the first call made, with a graph the "

@@ -7,7 +7,9 @@ of the graph, so the loss trains through it; ``retain_graph=True`` keeps the buf
 leaves the derivative a constant, a term that trains nothing through itself. Only the
 script can say which it means, so this kind offers the edit where another
 ``torch.autograd.grad`` call in the same function already passes ``create_graph=True``
-(the program differentiates its derivatives) and otherwise names both. Judged like a cut:
+(the program differentiates its derivatives), or where the failing loss was computed
+from the derivative's value (forces ``-dE/dx`` fitted to targets: the traced run follows
+the derivative by value, ``autoclone.derivatives``), and otherwise names both. Judged like a cut:
 K finite steps, nothing the original differentiated left without a gradient.
 """
 
@@ -40,7 +42,8 @@ def _creates(call: ast.Call) -> bool:
 
 def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None:
     """``, create_graph=True`` at the end of the freeing call's arguments, when a sibling
-    call in its function passes it already."""
+    call in its function passes it already, or when the failing loss was computed from
+    the derivative's value (forces fitted as ``-dE/dx``: ``derivative_in_loss``)."""
     if found.grad_call is None:
         return None
     file, line = found.grad_call
@@ -51,7 +54,8 @@ def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None
         return None
     calls = _grad_calls(scope)
     mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
-    if len(mine) != 1 or not any(_creates(c) for c in calls if c is not mine[0]):
+    sibling = any(_creates(c) for c in calls if c is not mine[0]) if len(mine) == 1 else False
+    if len(mine) != 1 or not (sibling or found.derivative_in_loss):
         return None
     return _keyword_site(file, text, mine[0])
 
@@ -124,11 +128,13 @@ class CreateGraph(Kind):
                 "torch.autograd.grad call differentiates reach its input only through "
                 "constants; with it the derivative is part of the graph and the input is used."
             )
+        why = ("the loss at " + where(found.failing, lines) + " is computed from its value"
+               if found.derivative_in_loss and found.failing else
+               "as the other torch.autograd.grad calls of its function make theirs")
         return (
             f"Fix at {where((site.file, site.line), lines)}: `create_graph=True`: the "
-            "derivative becomes part of the graph, as the other torch.autograd.grad calls "
-            "of its function make theirs, so the graph it goes through is kept and the loss "
-            "trains through the derivative."
+            f"derivative becomes part of the graph ({why}), so the graph it goes through "
+            "is kept and the loss trains through the derivative."
         )
 
     def notes(

@@ -18,13 +18,16 @@ from autoclone.classify import LEAF_INPLACE, MULTI_OUTPUT_VIEW, NO_GRAD_VIEW
 from autoclone.codemods.rewrites import as_no_grad
 from autoclone.codemods.sites import INPLACE, NO_GRAD, Site
 from autoclone.diagnose import Diagnosis, optimizer_before_backward, where
-from autoclone.fixes._ast import forward_line
+from autoclone.fixes._ast import FUNCTIONS, forward_line
 from autoclone.fixes.base import Candidate, Context, Kind, every_update_reached, ranked
 from autoclone.oracle import Reference, judge
 from autoclone.outcomes import Outcome
+from autoclone.parsed import innermost
 from autoclone.trial import RunResult
 
 _METHOD_WRITE = re.compile(r"^(?P<indent>\s*)[A-Za-z_][^=]*\.[a-z]\w*_\(.*\)\s*(#.*)?$")
+#: The indentation and receiver of an in-place method call (``    p.add_(``)
+_RECEIVER = re.compile(r"^\s*[A-Za-z_][\w.]*(?=\.[a-z]\w*_\()")
 
 
 def method_write(file: str, line: int, text: str) -> Site | None:
@@ -38,6 +41,28 @@ def method_write(file: str, line: int, text: str) -> Site | None:
     return Site(id=f"{file}:{line}:{col}:method_write", file=file, line=line, col=col,
                 kind=INPLACE, target=text.strip(), code=text.strip(), start=(line, col),
                 end=(line, col), depth=0, indent=match["indent"])  # fmt: skip
+
+
+def _siblings(file: str, lines: tuple[int, int], hit: Site, ctx: Context) -> list[Site]:
+    """Other statements of the write's function that write the same receiver in place at
+    its indentation (a finite difference's ``p.add_(v, alpha=R)`` then ``p.sub_(...)``,
+    each in a loop of its own): the same leaves, so under ``no_grad`` too, at once rather
+    than one conflict each."""
+    text = ctx.texts.get(file, "")
+    receiver = _RECEIVER.match(ctx.line(file, hit.line))
+    function = innermost(text, hit.line, FUNCTIONS) if text and receiver else None
+    if receiver is None or not isinstance(function, FUNCTIONS):
+        return []
+    out = []
+    for line in range(function.lineno, (function.end_lineno or function.lineno) + 1):
+        here = _RECEIVER.match(ctx.line(file, line))
+        if lines[0] <= line <= lines[1] or here is None or here.group(0) != receiver.group(0):
+            continue
+        site = method_write(file, line, ctx.line(file, line))
+        wrapped = as_no_grad(site, text, ()) if site is not None else None
+        if wrapped is not None:
+            out.append(wrapped)
+    return out
 
 
 def _in_a_forward(found: Diagnosis, ctx: Context) -> bool:
@@ -88,6 +113,10 @@ class NoGrad(Kind):
         blocks = [(updates[first], tuple(range(first + 1, last + 1))), (hit, ())]
         wrapped = [as_no_grad(site, ctx.texts[file], block) for site, block in blocks]
         unique = {s.id + str(s.block): [s] for s in wrapped if s is not None}
+        if found.error_class == LEAF_INPLACE:  # the same leaves written further on, too
+            together = [*unique.values()][0] + _siblings(file, (first, last), hit, ctx)
+            if len(together) > 1:
+                unique = {"together": together, **unique}
         # right after the clone where the view is made (a constant view: the usual cure),
         # ahead of the other clones, which would write into a copy (prune nothing)
         return ranked(list(unique.values()), start=0.5 if found.error_class == NO_GRAD_VIEW else 0)
