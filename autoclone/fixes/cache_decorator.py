@@ -1,7 +1,10 @@
-"""``@functools.lru_cache`` / ``@functools.cache`` removed from the function that made the
-graph a later pass runs into again (a relative-position bias gathered from a learned
-table and cached by sequence length), and ``@functools.cached_property`` made
-``@property`` (every timestep's embedding computed once from a trained MLP).
+"""A cache decorator undone where a later pass runs into the graph it kept: ``@lru_cache``
+removed, ``@cached_property`` made ``@property``.
+
+``@functools.lru_cache`` / ``@functools.cache`` are removed from the function that made
+the graph (a relative-position bias gathered from a learned table and cached by sequence
+length), and ``@functools.cached_property`` is made ``@property`` (every timestep's
+embedding computed once from a trained MLP).
 
 The cache hands every later call the tensor the first call made, with that call's graph;
 the first backward call frees it, and the next pass's backward runs into it again ("Trying
