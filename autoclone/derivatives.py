@@ -1,5 +1,6 @@
-"""Values made from a derivative that ``torch.autograd.grad`` took without
-``create_graph``: whether the loss a later backward call differentiates is one of them.
+"""What ``torch.autograd.grad`` calls did, in traced runs: which call freed the graph a
+later backward call runs into, and whether that call's loss was made from a derivative
+taken without ``create_graph``.
 
 Forces taken as ``-dE/dx`` and fitted by a loss, a PDE residual's ``u_t``: the program
 computes a loss from the derivative's value, so it means the derivative to be part of the
@@ -12,12 +13,12 @@ tensors made from it. Only traced runs do this, and only after such a call.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
-from autoclone.trace_base import _tensors
+from autoclone.trace_base import Frame, _grad_fn, _reaches, _tensors
 
 #: Tensors followed at most (a long run's derivatives are met again and again)
 LIMIT = 50_000
@@ -45,3 +46,34 @@ class Derived:
         """A call given a tensor made from the derivative made ``out`` from it too."""
         if any(self.holds(t) for t in _tensors(args, kwargs)):
             self.add(out if isinstance(out, tuple | list) else (out,))
+
+
+class GradCalls:
+    """The recent ``torch.autograd.grad`` calls that freed their graph (epoch, the user's
+    frames, the roots of the graph), and the tensors their derivatives made."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, list[Frame], list[Any]]] = []
+        self.derived = Derived()
+
+    def called(self, kwargs: dict[str, Any], result: Any, outputs: Any, epoch: int,
+               frames: Callable[[], list[Frame]]) -> None:  # fmt: skip
+        """A call without ``create_graph`` returned constants to follow; one without
+        ``retain_graph`` either freed the graph it went through from ``outputs``."""
+        if not kwargs.get("create_graph"):
+            self.derived.add(result)
+        if not (kwargs.get("retain_graph") or kwargs.get("create_graph")):
+            roots = [_grad_fn(t) for t in _tensors((outputs,), None)]
+            self.calls = [*self.calls[-15:], (epoch, frames(), roots)]
+
+    def freeing(self, epoch: int, roots: list[Any]) -> list[Frame] | None:
+        """Where the call that freed the failing backward call's graph was made: of this
+        pass's calls, the last whose graph the failing call reaches (``roots``); else the
+        pass's last one (the tracer saw no root); None when the pass made none."""
+        mine = [(frames, nodes) for e, frames, nodes in self.calls if e == epoch]
+        if not mine:
+            return None
+        for frames, nodes in reversed(mine):
+            if _reaches(roots, nodes):
+                return frames
+        return mine[-1][0]

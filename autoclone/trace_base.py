@@ -164,3 +164,20 @@ def _user_frame(prefix: Prefix) -> Any:
     ):
         frame = frame.f_back
     return frame
+
+
+def _reaches(nodes: list[Any], targets: list[Any], budget: int = 20_000) -> bool:
+    """The graph from ``nodes`` holds one of the ``targets`` nodes (the loss an earlier
+    backward call started from, added into this one: ``(loss + loss_adv).backward()``)."""
+    wanted = {id(t) for t in targets if t is not None}
+    queue = [node for node in nodes if node is not None]
+    seen: set[int] = set()
+    while queue and len(seen) < budget and wanted:
+        node = queue.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in wanted:
+            return True
+        queue += [child for child, _ in node.next_functions if child is not None]
+    return False

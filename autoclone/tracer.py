@@ -45,7 +45,7 @@ from torch.overrides import TorchFunctionMode
 
 from autoclone import estimate, freed
 from autoclone.carried_state import stale_module_state
-from autoclone.derivatives import Derived
+from autoclone.derivatives import GradCalls
 from autoclone.labels import Prefix, graph_nodes
 from autoclone.trace_base import (
     _CALL_IMPL,
@@ -63,6 +63,7 @@ from autoclone.trace_base import (
     _Holder,
     _in_optimizer,
     _kind,
+    _reaches,
     _running_module,
     _storage,
     _tensors,
@@ -96,23 +97,6 @@ def _made_on(root: Any, budget: int = 4000) -> set[tuple[Frame, ...]]:
             lines.add(tuple(tuple(f) for f in stamp[1]))
         queue += [child for child, _ in node.next_functions if child is not None]
     return lines
-
-
-def _reaches(nodes: list[Any], targets: list[Any], budget: int = 20_000) -> bool:
-    """The graph from ``nodes`` holds one of the ``targets`` nodes (the loss an earlier
-    backward call started from, added into this one: ``(loss + loss_adv).backward()``)."""
-    wanted = {id(t) for t in targets if t is not None}
-    queue = [node for node in nodes if node is not None]
-    seen: set[int] = set()
-    while queue and len(seen) < budget and wanted:
-        node = queue.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if id(node) in wanted:
-            return True
-        queue += [child for child, _ in node.next_functions if child is not None]
-    return False
 
 
 class Tracer:
@@ -181,15 +165,12 @@ class Tracer:
         #: The graph node of the last weight a log-probability was multiplied by with its
         #: graph (``score_weights``): where a version error's estimate can be cut
         self.weight: Any = None
-        #: Tensors made from a derivative taken without ``create_graph`` (``grad_called``)
-        self.derived = Derived()
+        #: ``torch.autograd.grad`` calls that freed their graph, and what their derivatives
+        #: made (``grad_called``)
+        self.grads = GradCalls()
         #: losses that took a target requiring grad, with the stacks only the target's graph
         #: was made on (``note_target``)
         self.targets: list[dict[str, Any]] = []
-        #: the last ``torch.autograd.grad`` call that freed its graph: (epoch, frames)
-        self.grad_freed: tuple[int, list[Frame]] | None = None
-        #: the recent ``torch.autograd.grad`` calls that freed their graph, with its roots
-        self.grad_calls: list[tuple[int, list[Frame], list[Any]]] = []
         #: The user's frames of each backward call that frees its graph, by epoch
         self.call_frames: dict[int, list[Frame]] = {}
 
@@ -393,8 +374,8 @@ class Tracer:
                     self._check_writes(name, watched)
                 if kind & _MULTI and isinstance(out, tuple | list):
                     self._remember_views(out, name, "multi_output_view")
-            if self.derived:
-                self.derived.spread(args, kwargs, out)
+            if self.grads.derived:
+                self.grads.derived.spread(args, kwargs, out)
         except Exception as exc:  # noqa: BLE001 - the tracer must never break the script
             self.broken = self.broken or f"{type(exc).__name__}: {exc}"
         self._cached = None
@@ -551,11 +532,12 @@ class Tracer:
                               "previous_loss_frames": self.backward_loss_frames,
                               "stepped": self.steps > self.steps_at_backward,
                               "in_step": self.in_step > 0}  # fmt: skip
-            if self._grad_frames() is not None:  # since the last backward
-                self.diagnosis["grad_frames"] = self._grad_frames()
+            freed_by = self.grads.freeing(self.epoch, self.roots)  # since the last backward
+            if freed_by is not None:
+                self.diagnosis["grad_frames"] = freed_by
             if _reaches(self.roots, self.last_roots):
                 self.diagnosis["recounts_previous"] = True
-            if any(self.derived.holds(t) for t in roots):
+            if any(self.grads.derived.holds(t) for t in roots):
                 self.diagnosis["derivative_in_loss"] = True
         self._add_carry(roots, self.diagnosis)
         carry = (self.diagnosis or {}).get("carry")
@@ -565,27 +547,10 @@ class Tracer:
             self.diagnosis.update(self._target_of(carry["producer_frames"]))
 
     def grad_called(self, kwargs: dict[str, Any], result: Any = (), outputs: Any = ()) -> None:
-        """``torch.autograd.grad`` ran without ``retain_graph`` or ``create_graph``: it
-        freed the graph it went through from ``outputs``, as a backward call does; what
-        it returned is followed (``derived``)."""
-        if not kwargs.get("create_graph"):
-            self.derived.add(result)
+        """``torch.autograd.grad`` ran (``derivatives.GradCalls``)."""
         if not (kwargs.get("retain_graph") or kwargs.get("create_graph")):
             self._cached = None
-            self.grad_freed = (self.epoch, self.frames())
-            roots = [_grad_fn(t) for t in _tensors((outputs,), None)]
-            self.grad_calls = [*self.grad_calls[-15:], (self.epoch, self.grad_freed[1], roots)]
-
-    def _grad_frames(self) -> list[Frame] | None:
-        """Where the ``torch.autograd.grad`` call that freed the failing call's graph was
-        made: of this pass's calls, the last whose graph the failing call reaches; else the
-        last one (the tracer saw no root)."""
-        if self.grad_freed is None or self.grad_freed[0] != self.epoch:
-            return None
-        for epoch, frames, roots in reversed(self.grad_calls):
-            if epoch == self.epoch and _reaches(self.roots, roots):
-                return frames
-        return self.grad_freed[1]
+        self.grads.called(kwargs, result, outputs, self.epoch, self.frames)
 
     def conflict_passed(self, roots: list[Any]) -> None:
         """Called when a backward call went past the first conflict (copy-on-write): its
