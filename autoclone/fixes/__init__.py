@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autoclone.codemods.sites import Site
+from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
     alias_out_of_place,
@@ -149,10 +149,19 @@ def candidates(
     out = []
     for _, _, kind, cand in sorted(pairs, key=lambda p: (p[0], p[1])):
         key = tuple(s.id for s in cand.sites)
+        if any(_detached_list(s, ctx) for s in cand.sites):
+            continue
         if cand.sites and key not in seen:
             seen.add(key)
             out.append((kind, cand))
     return out
+
+
+def _detached_list(site: Site, ctx: Context) -> bool:
+    """``.detach()`` of a container the project appends to (``self.model.penalties``):
+    a list has no ``detach``, and the run would only raise ``AttributeError``."""
+    return (site.fix == DETACH and site.code.endswith(".detach()")
+            and clear_consumed.appended_to(site.target, ctx.texts.values()))  # fmt: skip
 
 
 def kind_of(site: Site) -> FixKind:

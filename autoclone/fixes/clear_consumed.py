@@ -55,7 +55,7 @@ def consumed(found: Diagnosis, ctx: Context) -> list[Site]:
     out = []
     for container, loops in _containers(stmt):
         text = ast.unparse(container)
-        if not _appended(text, ctx.texts.values()):
+        if not appended_to(text, ctx.texts.values()):
             continue
         code = "\n".join(f"{indent}{'    ' * i}{loop}" for i, loop in enumerate(loops))
         code += ("\n" if loops else "") + f"{indent}{'    ' * len(loops)}{text}.clear()\n"
@@ -87,7 +87,7 @@ def _containers(stmt: ast.stmt) -> Iterator[tuple[ast.expr, list[str]]]:
                 yield first, []
 
 
-def _appended(container: str, texts: Iterable[str]) -> bool:
+def appended_to(container: str, texts: Iterable[str]) -> bool:
     """Some line appends to a container of that name (``self.aux_losses.append(...)``
     in a mixin, for ``m.aux_losses``)."""
     last = container.rsplit(".", 1)[-1]
