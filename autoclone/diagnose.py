@@ -461,6 +461,11 @@ def priority(diagnosis: Diagnosis, sites: Sequence[Site]) -> list[str]:
     rewrites = [s for s in at_write if s.fix == OUT_OF_PLACE]
     if write is not None and write == diagnosis.saved:
         ordered = rewrites + at_source  # one line saves and writes: then what it reads
+    elif diagnosis.mutation_op == "__setitem__" and diagnosis.through_view:
+        # ``x[..., 0::2] = r1`` where views of ``x`` were saved: a clone of ``x`` just
+        # before keeps the write (into the copy) and frees every saved view at once
+        whole = [s for s in at_write if s.kind == INPLACE]
+        ordered = whole + at_source + [s for s in at_write if s not in whole]
     elif diagnosis.through_view or diagnosis.error_class == cls.NO_GRAD_VIEW:
         ordered = at_source + at_write
     else:  # what a method writes is its receiver: the values handed to it after the saver
