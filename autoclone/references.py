@@ -181,12 +181,12 @@ def _by_optimizer(run: RunResult) -> dict[str, Any]:
     return {"call_reach": run.call_reach, "opt_grads": run.opt_grads}
 
 
-def _another_conflict(ref: RunResult, first: str = cls.INPLACE_VERSION) -> str:
-    """The error class that ended a reference run past its first backward call, when it
-    is an autograd error other than the ``first`` one the reference removes (a carried
-    state, two backward calls; a version error behind a freed graph): the numbers up to
-    it are the program's, the rest is another round's."""
-    if ref.status != "error" or ref.error is None or ref.backward < 1:
+def _another_conflict(ref: RunResult, first: str = cls.INPLACE_VERSION, calls: int = 1) -> str:
+    """The error class that ended a reference run once ``calls`` backward calls had
+    completed, when it is an autograd error other than the ``first`` one the reference
+    removes (a carried state, two backward calls; a version error behind a freed graph):
+    the numbers up to it are the program's, the rest is another round's."""
+    if ref.status != "error" or ref.error is None or ref.backward < calls:
         return ""
     error_class = cls.classify(ref.error.line)
     if error_class in (cls.NOT_AUTOGRAD, first, cls.NO_GRAPH):
@@ -214,10 +214,6 @@ def _same_numbers(
     return None
 
 
-#: Errors a leaf-data run can meet past the write: the script's next conflict
-_NEXT_CONFLICTS = frozenset(cls.DESCRIPTIONS) - {cls.NOT_AUTOGRAD, cls.NO_GRAPH, cls.LEAF_INPLACE}
-
-
 def _leaf_data(
     before: int, limit: int, project: _Variant, runner: Runner, say: Callable[[str], None]
 ) -> Reference | None:
@@ -227,8 +223,7 @@ def _leaf_data(
     numbers of the calls up to it, the failing step's loss included."""
     say("computing reference numbers (leaf writes done as data writes)")
     ref = runner.run(project.spec(mode=LEAF_DATA, limit=limit))
-    met = cls.classify(ref.error.line) if ref.status == "error" and ref.error else ""
-    if met in _NEXT_CONFLICTS and len(ref.losses) > before:
+    if _another_conflict(ref, cls.LEAF_INPLACE, calls=before) and len(ref.losses) > before:
         # past the write, the run met the script's next autograd error: the calls up to it
         return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
     if ref.status not in ("completed", "stopped"):

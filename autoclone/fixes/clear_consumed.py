@@ -30,6 +30,7 @@ from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 KIND_NAME = "clear_consumed"
 #: Calls that consume a whole sequence of tensors
@@ -43,7 +44,7 @@ def consumed(found: Diagnosis, ctx: Context) -> list[Site]:
         return []
     file, line = found.carry_consumer
     try:
-        tree = ast.parse(ctx.texts.get(file, ""))
+        tree = parsed(ctx.texts.get(file, ""))
     except SyntaxError:
         return []
     held = holding(tree, line)

@@ -31,6 +31,7 @@ from autoclone.edits import TextEdit
 from autoclone.fixes._ast import holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.oracle import Reference
+from autoclone.parsed import parsed
 
 KIND_NAME = "forward_again"
 _BACKWARD = re.compile(r"^\s*(?P<loss>[A-Za-z_]\w*)\.backward\(")
@@ -44,7 +45,7 @@ def forward_again(found: Diagnosis, ctx: Context) -> Site | None:
     match = _BACKWARD.match(ctx.line(file, line))
     text = ctx.texts.get(file, "")
     try:
-        held = holding(ast.parse(text), line) if match and text else None
+        held = holding(parsed(text), line) if match and text else None
     except SyntaxError:
         return None
     if match is None or held is None:
