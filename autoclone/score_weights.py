@@ -87,21 +87,26 @@ def _marked(original: Any, seen: Seen) -> Any:
 
 def _product(original: Any, seen: Seen, torch: Any) -> Any:
     def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-        if (
-            isinstance(a, torch.Tensor)
-            and isinstance(b, torch.Tensor)
-            and a.requires_grad
-            and b.requires_grad
-            and torch.is_grad_enabled()
-            and _scored(a) != _scored(b)
-            and not _coefficient(b if _scored(a) else a)
-        ):
+        weight = _weight(a, b, torch)
+        if weight is not None and not _coefficient(weight):
             seen.note()
             if seen.weight_probe is not None:
-                seen.weight_probe(b if _scored(a) else a)
+                seen.weight_probe(weight)
         return original(a, b, *args, **kwargs)
 
     return product
+
+
+def _weight(a: Any, b: Any, torch: Any) -> Any:
+    """Of two factors that require grad (grad on), the one whose graph holds no
+    log-probability when the other's does; None otherwise. Each graph is walked once."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.requires_grad
+            and b.requires_grad and torch.is_grad_enabled()):  # fmt: skip
+        return None
+    scored = _scored(a)
+    if scored == _scored(b):
+        return None
+    return b if scored else a
 
 
 def _scored(tensor: Any) -> bool:
