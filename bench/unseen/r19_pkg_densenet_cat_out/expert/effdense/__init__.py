@@ -1,0 +1,1 @@
+"""Small DenseNet-BC with a shared concatenation buffer (memory-efficient variant)."""

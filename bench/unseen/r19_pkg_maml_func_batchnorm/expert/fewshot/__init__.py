@@ -1,0 +1,1 @@
+"""MAML with torch.func (functional_call + grad) on synthetic few-shot image tasks."""

@@ -1,0 +1,1 @@
+"""Customer lifetime-value regression with the zero-inflated lognormal (ZILN) loss."""
