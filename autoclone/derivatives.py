@@ -22,6 +22,11 @@ from autoclone.trace_base import Frame, _grad_fn, _reaches, _tensors
 
 #: Tensors followed at most (a long run's derivatives are met again and again)
 LIMIT = 50_000
+#: Calls that scale one operand by another: a derivative given to one with a tensor that
+#: requires grad weights that tensor, a use that means the derivative as a constant
+_SCALING = frozenset({"mul", "rmul", "matmul", "rmatmul", "mm", "bmm", "mv", "dot", "einsum",
+                      "div", "truediv", "rtruediv", "true_divide", "outer", "addcmul",
+                      "addcdiv", "linear", "prod"})  # fmt: skip
 
 
 class Derived:
@@ -29,6 +34,9 @@ class Derived:
 
     def __init__(self) -> None:
         self._refs: dict[int, weakref.ReferenceType[torch.Tensor]] = {}
+        #: a tensor made from the derivative weighted, element by element, one that
+        #: requires grad and is not made from it
+        self.weights = False
 
     def __bool__(self) -> bool:
         return bool(self._refs)
@@ -42,10 +50,25 @@ class Derived:
         known = self._refs.get(id(tensor))
         return known is not None and known() is tensor
 
-    def spread(self, args: Any, kwargs: Any, out: Any) -> None:
-        """A call given a tensor made from the derivative made ``out`` from it too."""
-        if any(self.holds(t) for t in _tensors(args, kwargs)):
-            self.add(out if isinstance(out, tuple | list) else (out,))
+    def spread(self, name: str, args: Any, kwargs: Any, out: Any) -> None:
+        """A call given a tensor made from the derivative made ``out`` from it too. A
+        scaling call given such a tensor of several elements and a tensor with a graph
+        made elsewhere used the derivative as per-element weights (saliency weighting a
+        feature penalty, a Fisher diagonal weighting EWC's penalty): a constant, as
+        written. A fitted derivative (forces against targets) is reduced to a loss
+        before any learned coefficient scales it."""
+        tensors = list(_tensors(args, kwargs))
+        held = [self.holds(t) for t in tensors]
+        if not any(held):
+            return
+        self.add(out if isinstance(out, tuple | list) else (out,))
+        if name.strip("_") not in _SCALING:
+            return
+        pairs = list(zip(tensors, held, strict=True))
+        if any(h and t.numel() > 1 for t, h in pairs) and any(
+            t.requires_grad and not h for t, h in pairs
+        ):
+            self.weights = True
 
 
 class GradCalls:

@@ -89,6 +89,7 @@ SOFT_CROSS_ENTROPY = "soft cross-entropy"
 
 
 def _soft_product(original: Any, seen: Seen, torch: Any) -> Any:
+    @functools.wraps(original)  # the tracer names the call by it
     def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         target = None
         if isinstance(b, torch.Tensor) and _log_probs(b) and isinstance(a, torch.Tensor):

@@ -19,6 +19,7 @@ weight is made repairs it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
@@ -86,6 +87,7 @@ def _marked(original: Any, seen: Seen) -> Any:
 
 
 def _product(original: Any, seen: Seen, torch: Any) -> Any:
+    @functools.wraps(original)  # the tracer names the call by it
     def product(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         weight = _weight(a, b, torch)
         if weight is not None and not _coefficient(weight):

@@ -375,7 +375,7 @@ class Tracer:
                 if kind & _MULTI and isinstance(out, tuple | list):
                     self._remember_views(out, name, "multi_output_view")
             if self.grads.derived:
-                self.grads.derived.spread(args, kwargs, out)
+                self.grads.derived.spread(name, args, kwargs, out)
         except Exception as exc:  # noqa: BLE001 - the tracer must never break the script
             self.broken = self.broken or f"{type(exc).__name__}: {exc}"
         self._cached = None
@@ -537,7 +537,8 @@ class Tracer:
                 self.diagnosis["grad_frames"] = freed_by
             if _reaches(self.roots, self.last_roots):
                 self.diagnosis["recounts_previous"] = True
-            if any(self.grads.derived.holds(t) for t in roots):
+            derived = self.grads.derived  # a derivative used as a weight is a constant
+            if any(derived.holds(t) for t in roots) and not derived.weights:
                 self.diagnosis["derivative_in_loss"] = True
         self._add_carry(roots, self.diagnosis)
         carry = (self.diagnosis or {}).get("carry")

@@ -25,6 +25,7 @@ from autoclone.codemods.sites import (
     STATEMENT,
     SUBSCRIPT,
     VALUE,
+    WRITE,
     find_sites,
 )
 from autoclone.diagnose import Diagnosis, priority
@@ -92,6 +93,28 @@ def test_an_entry_of_a_mapping_is_rebound_and_a_tensor_row_is_not() -> None:
 def test_never_rebinds_a_global_inside_a_function() -> None:
     """``G = G.clone()`` inside ``layer`` would make G local and raise UnboundLocalError."""
     assert not any(line == 13 for line, kind, _ in _sites() if kind == INPLACE)
+
+
+def test_never_rebinds_a_loop_variable_that_stands_for_an_element() -> None:
+    """``for p, v in zip(weights, dw): p.add_(v)`` changes the weights themselves; ``p =
+    p.add(v)`` or ``p = p.clone()`` would rebind the loop variable and leave every weight
+    as it was (DARTS's finite-difference perturbation silently gone). The write stays a
+    site ``no_grad`` can wrap; a name the loop body binds itself is rebindable as before."""
+    source = textwrap.dedent(
+        """\
+        def perturb(weights, dw, eps):
+            for p, v in zip(weights, dw):
+                p.add_(v, alpha=eps)
+            for i, w in enumerate(weights):
+                h = w * 2
+                h += 1
+                w.mul_(0.5)
+        """
+    )
+    found = {(s.line, s.kind, s.target): s.fix for s in find_sites(source, "m.py")}
+    assert not any(target in ("p", "w") and kind == STATEMENT for _, kind, target in found)
+    assert found[(3, INPLACE, "p")] == found[(7, INPLACE, "w")] == WRITE  # no_grad may wrap
+    assert found[(6, STATEMENT, "h")] == OUT_OF_PLACE and found[(6, INPLACE, "h")] == CLONE
 
 
 def test_ids_are_stable_and_unique() -> None:

@@ -39,6 +39,9 @@ VALUE = "value"
 
 #: Fix kinds, least change to what is computed first.
 CLONE = "clone"  # same numbers: the saved tensor and the written one stop sharing memory
+#: an in-place statement into a loop's variable (``for p in ps: p.add_(v)``): only wrapped
+#: (``no_grad``), never rebound, since a copy would leave the element as it was
+WRITE = "write"
 NO_GRAD = "no_grad"  # an update of a leaf, done outside autograd as the update means
 DETACH = "detach"  # cut a graph reaching across iterations: changes what is differentiated
 ITEM = "item"  # keep only the value of an accumulator: ``float(total) + loss``
@@ -426,6 +429,7 @@ class SiteFinder(cst.CSTVisitor):
             f"{text} = {text}.clone()",
             own_line=own_line,
             indent=indent,
+            fix=WRITE if isinstance(base, cst.Name) and self._loop_target(base) else CLONE,
         )
 
     # -- out-of-place rewrites of whole statements ----------------------------------------
@@ -512,7 +516,22 @@ class SiteFinder(cst.CSTVisitor):
             return isinstance(node.value, cst.Name) and node.value.value == "self"
         if not isinstance(node, cst.Name) or node.value in _CONSTANT_NAMES | {"self"}:
             return False
+        if self._loop_target(node):
+            return False
         return node.value not in _FUNCTION_MODULES and self._rebindable(node)
+
+    def _loop_target(self, name: cst.Name) -> bool:
+        """``name`` is bound by a ``for`` loop whose body holds it (``for p, v in
+        zip(weights, dw): p.add_(v)``): the tensor is an element of what the loop iterates,
+        and the write is how that element changes. ``p = p.add(v)`` or ``p = p.clone()``
+        would rebind the loop variable and leave the element as it was: a write that
+        vanishes (DARTS's finite-difference perturbation of the weights)."""
+        current: cst.CSTNode | None = self.get_metadata(ParentNodeProvider, name, None)
+        while current is not None and not isinstance(current, cst.FunctionDef | cst.Lambda):
+            if isinstance(current, cst.For) and name.value in _names_in(current.target):
+                return True
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        return False
 
     def _add_rewrite(
         self, node: cst.BaseSmallStatement, receiver: str, code: str, edits: list[TextEdit]

@@ -40,10 +40,12 @@ def _creates(call: ast.Call) -> bool:
     return isinstance(keyword, ast.Constant) and keyword.value is True
 
 
-def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None:
-    """``, create_graph=True`` at the end of the freeing call's arguments, when a sibling
-    call in its function passes it already, or when the failing loss was computed from
-    the derivative's value (forces fitted as ``-dE/dx``: ``derivative_in_loss``)."""
+def freeing_call(
+    found: Diagnosis, texts: Mapping[str, str]
+) -> tuple[str, str, ast.Call, bool] | None:
+    """The ``torch.autograd.grad`` call that freed the graph (file, its text, the call),
+    and whether a sibling call in its function passes ``create_graph=True`` (the program
+    differentiates its derivatives); None where the line holds no one such call."""
     if found.grad_call is None:
         return None
     file, line = found.grad_call
@@ -54,10 +56,19 @@ def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None
         return None
     calls = _grad_calls(scope)
     mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
-    sibling = any(_creates(c) for c in calls if c is not mine[0]) if len(mine) == 1 else False
-    if len(mine) != 1 or not (sibling or found.derivative_in_loss):
+    if len(mine) != 1:
         return None
-    return _keyword_site(file, text, mine[0])
+    return file, text, mine[0], any(_creates(c) for c in calls if c is not mine[0])
+
+
+def create_graph_site(found: Diagnosis, texts: Mapping[str, str]) -> Site | None:
+    """``, create_graph=True`` at the end of the freeing call's arguments, when a sibling
+    call in its function passes it already, or when the failing loss was computed from
+    the derivative's value (forces fitted as ``-dE/dx``: ``derivative_in_loss``)."""
+    call = freeing_call(found, texts)
+    if call is None or not (call[3] or found.derivative_in_loss):
+        return None
+    return keyword_site(call[0], call[1], call[2])
 
 
 def earlier_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
@@ -77,21 +88,22 @@ def earlier_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
     if scope is None:
         return []
     calls = [c for c in _grad_calls(scope) if (c.end_lineno or c.lineno) < line]
-    sites = [_keyword_site(file, text, c) for c in calls]
+    sites = [keyword_site(file, text, c) for c in calls]
     return [site for site in sites if site is not None]
 
 
-def _keyword_site(file: str, text: str, call: ast.Call) -> Site | None:
-    """``, create_graph=True`` at the end of ``call``'s arguments, unless it passes a flag."""
+def keyword_site(file: str, text: str, call: ast.Call, keyword: str = "create_graph",
+                 fix: str = KIND_NAME) -> Site | None:  # fmt: skip
+    """``, {keyword}=True`` at the end of ``call``'s arguments, unless it passes a flag."""
     if any(k.arg in ("create_graph", "retain_graph") or k.arg is None for k in call.keywords):
         return None
     end_line, end_col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
     source = ast.get_source_segment(text, call) or ""
-    return Site(id=f"{file}:{end_line}:{end_col}:create_graph", file=file, line=end_line,
+    return Site(id=f"{file}:{end_line}:{end_col}:{keyword}", file=file, line=end_line,
                 col=end_col, kind="keyword", target=source,
-                code=source[:-1] + ", create_graph=True)", start=(end_line, end_col),
-                end=(end_line, end_col), depth=0, fix=KIND_NAME,
-                rewrite=(TextEdit(end_line, end_col, ", create_graph=True"),))  # fmt: skip
+                code=source[:-1] + f", {keyword}=True)", start=(end_line, end_col),
+                end=(end_line, end_col), depth=0, fix=fix,
+                rewrite=(TextEdit(end_line, end_col, f", {keyword}=True"),))  # fmt: skip
 
 
 class CreateGraph(Kind):
