@@ -46,6 +46,12 @@ NONDIFF_ARGUMENT = "nondiff_argument"
 #: A custom Function's ``backward`` marked ``@once_differentiable`` differentiated again
 #: (an R1 penalty's ``create_graph=True`` through a fused activation)
 ONCE_DIFFERENTIABLE = "once_differentiable"
+#: The gradient given for an output (``grad_outputs``, a backward seed) has another shape
+#: than the output (``torch.ones(real.size())`` for a critic's ``[64, 1]`` scores)
+SEED_SHAPE = "seed_shape"
+#: A call that writes into ``out=`` given a tensor that requires grad (a "memory-efficient"
+#: DenseNet's ``torch.cat(features, 1, out=buf[:, :width])``)
+OUT_ARGUMENT = "out_argument"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -73,6 +79,8 @@ _PATTERNS = (
     (HOOK_NO_GRAD, "cannot register a hook on a tensor that doesn't require gradient"),
     (NONDIFF_ARGUMENT, "is not differentiable with respect to argument"),
     (ONCE_DIFFERENTIABLE, "differentiate twice a function that was marked with @once_differ"),
+    (SEED_SHAPE, "Mismatch in shape: grad_output["),
+    (OUT_ARGUMENT, "arguments don't support automatic differentiation, but one of the argu"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -86,8 +94,8 @@ DESCRIPTIONS = {
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     BACKWARD_TWICE: "backward ran a second time through a graph whose buffers were freed",
     DETACH_VIEW: "detach_() was called on a view, which cannot be detached in place",
-    NONLEAF_REQUIRES_GRAD: "requires_grad was switched off on a computed tensor, "
-    "which only a leaf allows",
+    NONLEAF_REQUIRES_GRAD: "requires_grad was set on a computed tensor, which only a leaf "
+    "allows",
     NO_GRAPH: "backward was called on a tensor that no graph leads to",
     INFERENCE_TENSOR: "a tensor made under torch.inference_mode() was used where autograd "
     "records",
@@ -102,6 +110,10 @@ DESCRIPTIONS = {
     "derivative for",
     ONCE_DIFFERENTIABLE: "a custom Function whose backward is marked @once_differentiable "
     "was differentiated a second time",
+    SEED_SHAPE: "the gradient given for an output (grad_outputs, a backward seed) has "
+    "another shape than the output",
+    OUT_ARGUMENT: "a call that writes into its out= argument was given a tensor that "
+    "requires grad",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

@@ -119,7 +119,9 @@ def _shape(line: str) -> str:
 
 #: Errors raised by the statement at fault (``h.detach_()`` on a view, ``t.requires_grad =
 #: False`` on a computed tensor), not by a backward call: the failing line is the conflict.
-_RAISED_WHERE_MADE = frozenset({cls.DETACH_VIEW, cls.NONLEAF_REQUIRES_GRAD})
+_RAISED_WHERE_MADE = frozenset(
+    {cls.DETACH_VIEW, cls.NONLEAF_REQUIRES_GRAD, cls.SEED_SHAPE, cls.OUT_ARGUMENT}
+)
 
 
 def _conflict(found: Diagnosis) -> tuple[Any, ...]:

@@ -203,6 +203,21 @@ class _SavesNumber(torch.autograd.Function):
         return x * scale
 
 
+def _seed_shape() -> None:
+    x = _grad_tensor(4, 2)
+    torch.autograd.grad((x * 2).sum(1, keepdim=True), x, grad_outputs=torch.ones(4, 2))
+
+
+def _out_argument() -> None:
+    buf = torch.empty(4)
+    torch.cat([_grad_tensor(2), _grad_tensor(2)], out=buf)
+
+
+def _requires_grad_on_computed() -> None:
+    computed = _grad_tensor(3) * 2
+    computed.requires_grad = True
+
+
 def _not_autograd() -> None:
     torch.randn(2, 3) @ torch.randn(2, 3)
 
@@ -225,6 +240,12 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
         _requires_grad_off_computed,
         cls.NONLEAF_REQUIRES_GRAD,
     ),
+    "requires_grad on for a computed tensor": (
+        _requires_grad_on_computed,
+        cls.NONLEAF_REQUIRES_GRAD,
+    ),
+    "seed of another shape than its output": (_seed_shape, cls.SEED_SHAPE),
+    "out= given a tensor that requires grad": (_out_argument, cls.OUT_ARGUMENT),
     "no graph": (_no_graph, cls.NO_GRAPH),
     "inference tensor saved": (_inference_tensor_saved, cls.INFERENCE_TENSOR),
     "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),

@@ -3,7 +3,11 @@ hidden state stacked as one tensor with ``for s in self.state: s.detach_()`` get
 ``self.state = self.state.detach()``. Likewise ``target.requires_grad = False`` (or
 ``requires_grad_(False)``) on a computed tensor, which autograd refuses ("you can only
 change requires_grad flags of leaf variables"), gets ``target = target.detach()``: what
-the flag was meant to do, in the one form a non-leaf allows.
+the flag was meant to do, in the one form a non-leaf allows. ``x.requires_grad = True`` on
+a computed tensor (WGAN-GP's interpolates made from a fake sample not detached) gets
+``x = x.detach().requires_grad_()``, the fresh input to differentiate with respect to that
+the flag asks for; then, where that leaves a trained tensor without a gradient, the flag
+made redundant (``x.requires_grad_()``, which a non-leaf allows).
 
 Autograd refuses to detach a view in place ("Can't detach views in-place. Use detach()
 instead"): the rows of a stacked ``(h, c)`` are views of it. The program meant to cut the
@@ -34,17 +38,18 @@ KIND_NAME = "detach_out_of_place"
 _CLASSES = (DETACH_VIEW, NONLEAF_REQUIRES_GRAD)
 
 
-def _detached_call(stmt: ast.stmt) -> ast.expr | None:
-    """``x`` of a statement that means "``x``, cut from its graph": ``x.detach_()``,
-    ``x.requires_grad_(False)`` or ``x.requires_grad = False``."""
+def _detached_call(stmt: ast.stmt) -> tuple[ast.expr, bool] | None:
+    """``(x, leaf)`` of a statement that means "``x``, cut from its graph" (``x.detach_()``,
+    ``x.requires_grad_(False)``, ``x.requires_grad = False``: leaf False) or "``x``, an
+    input to differentiate with respect to" (``x.requires_grad = True``: leaf True)."""
     flag = requires_grad_flag(stmt)
     if flag is not None:
-        return None if flag[1] else flag[0]
+        return flag
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return None
     if call.func.attr == "detach_" and not call.args and not call.keywords:
-        return call.func.value
+        return call.func.value, False
     return None
 
 
@@ -56,10 +61,13 @@ def rewrites(found: Diagnosis, ctx: Context) -> list[Site]:
     file, line = found.failing
     text = ctx.texts.get(file, "")
     stmt = innermost(text, line, (ast.Expr, ast.Assign)) if text else None
-    receiver = _detached_call(stmt) if isinstance(stmt, ast.stmt) else None
-    if receiver is None or not isinstance(receiver, ast.Name | ast.Attribute):
+    found_call = _detached_call(stmt) if isinstance(stmt, ast.stmt) else None
+    if found_call is None or not isinstance(found_call[0], ast.Name | ast.Attribute):
         return []
-    name = ast.unparse(receiver)
+    name = ast.unparse(found_call[0])
+    if found_call[1]:  # a fresh leaf; else the flag was redundant (the graph kept)
+        return [_replace(file, stmt, f"{name} = {name}.detach().requires_grad_()"),  # type: ignore[arg-type]
+                _replace(file, stmt, f"{name}.requires_grad_()")]  # type: ignore[arg-type]
     loop = innermost(text, line, (ast.For,))
     if isinstance(loop, ast.For) and loop.body == [stmt] and ast.unparse(loop.target) == name:
         if not isinstance(loop.iter, ast.Name | ast.Attribute):
@@ -87,6 +95,17 @@ class DetachOutOfPlace(Kind):
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         at = f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: "
+        if found.error_class == NONLEAF_REQUIRES_GRAD and site.code.endswith("requires_grad_()"):
+            return at + (
+                "`requires_grad` can be set only on a leaf, and this tensor was computed "
+                "(it requires grad already, through its graph). "
+                + ("Its detached copy, made to require grad, is the fresh input the flag "
+                   "asks for: a later gradient with respect to it is taken there, and none "
+                   "flows on into what it was computed from."
+                   if "detach()" in site.code else
+                   "The flag was redundant: the tensor keeps its graph, and a gradient "
+                   "with respect to it flows on into what it was computed from.")
+            )
         if found.error_class == NONLEAF_REQUIRES_GRAD:
             return at + (
                 "`requires_grad` can be switched off only on a leaf, and this tensor was "

@@ -1,5 +1,6 @@
 """``if x.requires_grad:`` over ``x.register_hook(...)`` where ``x`` was made where autograd
-does not record ("cannot register a hook on a tensor that doesn't require gradient").
+does not record, or is a frozen parameter ("cannot register a hook on a tensor that
+doesn't require gradient").
 
 A gradient hook runs when a gradient reaches its tensor; a tensor made under
 ``torch.no_grad()`` (a frozen encoder's features during a warm-up) gets none, so its hook
@@ -27,13 +28,21 @@ KIND_NAME = "hook_guard"
 
 
 def _hooked(stmt: ast.stmt) -> ast.expr | None:
-    """``x`` of a statement ``x.register_hook(...)`` (its handle not kept)."""
+    """``x`` of a statement ``x.register_hook(...)`` (its handle not kept), or of
+    ``handles.append(x.register_hook(...))`` (kept in a list, to remove every hook later:
+    a tensor that never gets a hook leaves no handle to remove). A handle bound to a name
+    is not guarded: the name would be missing where the guard skips the call."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return None
-    receiver = call.func.value
+    func = call.func
+    if func.attr == "append" and len(call.args) == 1 and not call.keywords:
+        inner = call.args[0]
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+            func = inner.func
+    receiver = func.value
     plain = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
-    return receiver if call.func.attr == "register_hook" and plain else None
+    return receiver if func.attr == "register_hook" and plain else None
 
 
 def site(found: Diagnosis, ctx: Context) -> Site | None:
@@ -65,9 +74,9 @@ class HookGuard(Kind):
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
             f"Fix: the hook at {site.file}:{site.line} registered only where `{site.target}` "
-            "requires grad: made where autograd does not record, it gets no gradient, so its "
-            "hook would never run; the guard changes no value and no gradient, and the hook "
-            "still runs whenever the tensor is differentiated."
+            "requires grad: made where autograd does not record, or a frozen parameter, it "
+            "gets no gradient, so its hook would never run; the guard changes no value and no "
+            "gradient, and the hook still runs whenever the tensor is differentiated."
         )
 
 
