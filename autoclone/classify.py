@@ -52,6 +52,17 @@ SEED_SHAPE = "seed_shape"
 #: A call that writes into ``out=`` given a tensor that requires grad (a "memory-efficient"
 #: DenseNet's ``torch.cat(features, 1, out=buf[:, :width])``)
 OUT_ARGUMENT = "out_argument"
+#: Autograd's refusals no edit of autoclone's repairs, named so the report says what a
+#: person would do: no derivative for an op (``_cdist_backward`` under a double-backward
+#: penalty), a NaN from a backward function under anomaly detection (``sqrt`` at 0),
+#: a tensor with a graph given to NumPy, backward on a tensor of several elements with no
+#: gradient for it, a ``torch.func`` transform writing a captured tensor (BatchNorm's
+#: running statistics)
+NO_DERIVATIVE = "no_derivative"
+NAN_GRADIENT = "nan_gradient"
+NUMPY_WITH_GRAD = "numpy_with_grad"
+NONSCALAR_BACKWARD = "nonscalar_backward"
+TRANSFORM_MUTATION = "transform_mutation"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -81,6 +92,11 @@ _PATTERNS = (
     (ONCE_DIFFERENTIABLE, "differentiate twice a function that was marked with @once_differ"),
     (SEED_SHAPE, "Mismatch in shape: grad_output["),
     (OUT_ARGUMENT, "arguments don't support automatic differentiation, but one of the argu"),
+    (NO_DERIVATIVE, "the derivative for '"),
+    (NAN_GRADIENT, "returned nan values in its"),
+    (NUMPY_WITH_GRAD, "Can't call numpy() on Tensor that requires grad"),
+    (NONSCALAR_BACKWARD, "grad can be implicitly created only for scalar outputs"),
+    (TRANSFORM_MUTATION, "that would mutate a captured Tensor"),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -114,6 +130,14 @@ DESCRIPTIONS = {
     "another shape than the output",
     OUT_ARGUMENT: "a call that writes into its out= argument was given a tensor that "
     "requires grad",
+    NO_DERIVATIVE: "PyTorch has no derivative for an operation the backward call needed "
+    "(at this order)",
+    NAN_GRADIENT: "a backward function returned NaN (anomaly detection)",
+    NUMPY_WITH_GRAD: "a tensor that requires grad was converted to NumPy",
+    NONSCALAR_BACKWARD: "backward was called on a tensor of several elements with no gradient "
+    "given for it",
+    TRANSFORM_MUTATION: "a function under a torch.func transform wrote in place into a "
+    "tensor it captured",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

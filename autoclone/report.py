@@ -172,6 +172,23 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         "differentiable torch code of its inputs (create_graph then differentiates it), or "
         "give the Function a backward that is itself a differentiable Function (a custom "
         "kernel's second derivative is its author's to write)",
+        cls.NO_DERIVATIVE: "write the operation from ones that have a derivative "
+        "(torch.cdist as ((a[:, None] - b[None]) ** 2).sum(-1).sqrt()), or keep it out of "
+        "the differentiated path; which one keeps your numbers is yours to say",
+        cls.NAN_GRADIENT: "an input was outside the operation's domain where its gradient "
+        "is taken (sqrt or a norm at 0; log of 0 inside torch.where, whose unused branch "
+        "still gets a gradient): clamp that input before the operation (x.clamp_min(eps)) "
+        "or mask it in both branches; where to clamp is a choice about the model",
+        cls.NUMPY_WITH_GRAD: "NumPy is outside autograd: detach the tensor "
+        "(x.detach().numpy()) where the value is only logged or a constant, or compute it "
+        "in torch where the loss needs its gradient (np.corrcoef as torch.corrcoef); "
+        "detaching a loss term silently stops it training",
+        cls.NONSCALAR_BACKWARD: "reduce the loss the way the objective means (a weighted "
+        "sum over the weights' sum, a mean, a sum), or pass gradient= of the tensor's "
+        "shape; a mean and a sum train differently, so the reduction is yours to say",
+        cls.TRANSFORM_MUTATION: "pass the tensor in as an input of the transformed "
+        "function, or keep the function from writing it (BatchNorm's running statistics: "
+        "track_running_stats=False, or torch.func.replace_all_batch_norm_modules_)",
     }.get(kind, "no edit the evidence supports repairs it")
     return Report(
         UNFIXABLE, f"{kind}: {cls.DESCRIPTIONS[kind]}; {why}", error=line, error_class=kind

@@ -213,6 +213,36 @@ def _out_argument() -> None:
     torch.cat([_grad_tensor(2), _grad_tensor(2)], out=buf)
 
 
+def _no_derivative() -> None:
+    a = torch.randn(4, 3, requires_grad=True)
+    d = torch.cdist(a, torch.randn(5, 3))
+    (g,) = torch.autograd.grad(d.sum(), a, create_graph=True)
+    g.sum().backward()
+
+
+def _nan_gradient() -> None:
+    with torch.autograd.detect_anomaly(check_nan=True):
+        (torch.zeros(3, requires_grad=True).sqrt() * 0).sum().backward()
+
+
+def _numpy_with_grad() -> None:
+    _grad_tensor(3).numpy()
+
+
+def _nonscalar_backward() -> None:
+    _grad_tensor(3).backward()
+
+
+def _transform_mutation() -> None:
+    captured = torch.zeros(3)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        captured.add_(x)
+        return x.sum()
+
+    torch.func.grad(f)(torch.randn(3))
+
+
 def _requires_grad_on_computed() -> None:
     computed = _grad_tensor(3) * 2
     computed.requires_grad = True
@@ -246,6 +276,11 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     ),
     "seed of another shape than its output": (_seed_shape, cls.SEED_SHAPE),
     "out= given a tensor that requires grad": (_out_argument, cls.OUT_ARGUMENT),
+    "no double-backward derivative": (_no_derivative, cls.NO_DERIVATIVE),
+    "NaN from a backward function": (_nan_gradient, cls.NAN_GRADIENT),
+    "numpy() with a graph": (_numpy_with_grad, cls.NUMPY_WITH_GRAD),
+    "backward on a vector": (_nonscalar_backward, cls.NONSCALAR_BACKWARD),
+    "a transform writes a captured tensor": (_transform_mutation, cls.TRANSFORM_MUTATION),
     "no graph": (_no_graph, cls.NO_GRAPH),
     "inference tensor saved": (_inference_tensor_saved, cls.INFERENCE_TENSOR),
     "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),

@@ -139,6 +139,21 @@ def test_not_autograd_error_exits_1_without_patch(tmp_path: Path) -> None:
     assert "not_autograd" in result.stderr
 
 
+def test_an_autograd_refusal_no_kind_repairs_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """A NaN from ``sqrt`` at 0 under anomaly detection is autograd's, not "not an
+    autograd error": the report names the class and says where to clamp; exit 1."""
+    (tmp_path / "nan.py").write_text(
+        "import torch\n"
+        "torch.autograd.set_detect_anomaly(True)\n"
+        "x = torch.zeros(4, requires_grad=True)\n"
+        "(x.sqrt() * 0).sum().backward()\n"
+    )
+    result = autoclone("fix", "nan.py", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "unfixable: nan_gradient" in result.stderr and "clamp" in result.stderr
+
+
 def test_set_overrides_a_constant_for_trials_but_never_reaches_the_patch(broken: Path) -> None:
     result = autoclone("fix", "train.py", "--dry-run", "--format", "json", "--set", "EPOCHS=4",
                        cwd=broken.parent)  # fmt: skip
