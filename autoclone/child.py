@@ -472,6 +472,12 @@ def _capture_anomaly(state: _State) -> None:
     import torch
 
     torch.autograd.set_detect_anomaly(True, check_nan=False)
+    _keep_forward_frames(state)
+
+
+def _keep_forward_frames(state: _State) -> None:
+    """Keep the forward line anomaly mode reports for a failing node: the script's own
+    anomaly mode (a NaN from a backward function) names it too."""
     shown = warnings.showwarning
 
     def showwarning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
@@ -566,6 +572,7 @@ def main() -> None:
         from autoclone.tracer import install
 
         state.tracer = install(own)
+        _keep_forward_frames(state)
         state.labels.probe = state.tracer.note_target
         state.scores.weight_probe = state.tracer.note_weight
         _install_grad_watch(state)

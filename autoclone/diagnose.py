@@ -560,7 +560,13 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         at = (f"in the backward call of the loss made at {where(d.failing, lines)}, which "
               f"the framework made for you inside {where(d.backward_by, lines)}.")  # fmt: skip
     parts = [f"What failed: {cls.DESCRIPTIONS.get(d.error_class, d.error_class)}, {at}"]
-    if d.saved is not None:
+    if d.saved is not None and d.error_class == cls.NAN_GRADIENT:
+        parts.append(
+            f"The NaN came from the gradient of {op_name(d.saved_op) or 'the operation'} "
+            f"made at {where(d.saved, lines)}: its input was where that gradient is not "
+            "finite."
+        )
+    elif d.saved is not None:
         op = op_name(d.saved_op)
         keeps = SAVES.get(op, "a tensor it needs to compute the gradient")
         parts.append(

@@ -141,7 +141,8 @@ def test_not_autograd_error_exits_1_without_patch(tmp_path: Path) -> None:
 
 def test_an_autograd_refusal_no_kind_repairs_is_named_with_what_to_do(tmp_path: Path) -> None:
     """A NaN from ``sqrt`` at 0 under anomaly detection is autograd's, not "not an
-    autograd error": the report names the class and says where to clamp; exit 1."""
+    autograd error": the report names the class, the line whose gradient made the NaN
+    and says where to clamp; exit 1."""
     (tmp_path / "nan.py").write_text(
         "import torch\n"
         "torch.autograd.set_detect_anomaly(True)\n"
@@ -152,6 +153,7 @@ def test_an_autograd_refusal_no_kind_repairs_is_named_with_what_to_do(tmp_path: 
     assert result.returncode == 1
     assert result.stdout == ""
     assert "unfixable: nan_gradient" in result.stderr and "clamp" in result.stderr
+    assert "The NaN came from the gradient of Sqrt made at nan.py:4" in result.stderr
 
 
 def test_set_overrides_a_constant_for_trials_but_never_reaches_the_patch(broken: Path) -> None:
