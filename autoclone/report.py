@@ -172,6 +172,12 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         "differentiable torch code of its inputs (create_graph then differentiates it), or "
         "give the Function a backward that is itself a differentiable Function (a custom "
         "kernel's second derivative is its author's to write)",
+        cls.OUT_ARGUMENT: "a call that writes into out= records no graph: drop out= and "
+        "read the call's result, and have whatever read the buffer read that result "
+        "instead (autoclone drops it only where nothing else reads the buffer)",
+        cls.SEED_SHAPE: "give each output a gradient of its own shape (torch.ones_like("
+        "output) for a sum; autoclone rewrites a seed of torch.ones(...) given for a "
+        "named output); reducing the output instead (output.mean()) scales every gradient",
         cls.NO_DERIVATIVE: "write the operation from ones that have a derivative "
         "(torch.cdist as ((a[:, None] - b[None]) ** 2).sum(-1).sqrt()), or keep it out of "
         "the differentiated path; which one keeps your numbers is yours to say",

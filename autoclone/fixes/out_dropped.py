@@ -11,9 +11,10 @@ the call in ``no_grad`` or detaching its inputs instead runs into the next layer
 over the saved buffer, or trains nothing through the concatenation.
 
 Offered where the result is read (assigned, or an argument), and the buffer given as
-``out=`` is read nowhere else in the function (it would then miss the values the call no
-longer writes into it). Judged like a cut (the original completed no call past this
-one): K steps with finite losses, every tensor an optimizer updates still trained.
+``out=`` is read nowhere else (it would then miss the values the call no longer writes
+into it): in the function, for a local name; in the file, for an attribute. Judged like
+a cut (the original completed no call past this one): K steps with finite losses, every
+tensor an optimizer updates still trained.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
         out = next((k for k in call.keywords if k.arg == "out"), None)
         if out is None or isinstance(parents.get(id(call)), ast.Expr):
             continue  # the result discarded: the buffer is what the program reads
-        root = _root(out.value)
-        scope = innermost(text, line, FUNCTIONS) or tree
+        root = _root(out.value)  # an attribute may be read by any method of the file
+        scope = tree if root is None or "." in root else innermost(text, line, FUNCTIONS) or tree
         if root is None or _read_elsewhere(scope, root, out.value):
             return None
         return _dropped(file, text, call, out, root)
