@@ -63,6 +63,9 @@ NAN_GRADIENT = "nan_gradient"
 NUMPY_WITH_GRAD = "numpy_with_grad"
 NONSCALAR_BACKWARD = "nonscalar_backward"
 TRANSFORM_MUTATION = "transform_mutation"
+#: A checkpointed block that computed other tensors when run again in backward (a routing
+#: bias a MoE layer updates in its own ``forward``)
+CHECKPOINT_MISMATCH = "checkpoint_mismatch"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -97,6 +100,7 @@ _PATTERNS = (
     (NUMPY_WITH_GRAD, "Can't call numpy() on Tensor that requires grad"),
     (NONSCALAR_BACKWARD, "grad can be implicitly created only for scalar outputs"),
     (TRANSFORM_MUTATION, "that would mutate a captured Tensor"),
+    (CHECKPOINT_MISMATCH, "torch.utils.checkpoint: "),
 )
 
 #: Plain words for each class, used in one-line messages.
@@ -138,6 +142,8 @@ DESCRIPTIONS = {
     "given for it",
     TRANSFORM_MUTATION: "a function under a torch.func transform wrote in place into a "
     "tensor it captured",
+    CHECKPOINT_MISMATCH: "a checkpointed block computed other tensors when it ran again "
+    "in the backward call",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

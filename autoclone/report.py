@@ -178,6 +178,11 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         cls.SEED_SHAPE: "give each output a gradient of its own shape (torch.ones_like("
         "output) for a sum; autoclone rewrites a seed of torch.ones(...) given for a "
         "named output); reducing the output instead (output.mean()) scales every gradient",
+        cls.CHECKPOINT_MISMATCH: "something the block reads changed between its forward "
+        "and its recomputation: a state it updates in its own forward (a MoE's routing "
+        "bias, a running count); update that state outside the block (after the "
+        "optimizer step, under torch.no_grad()), or keep its randomness "
+        "(preserve_rng_state=True)",
         cls.NO_DERIVATIVE: "write the operation from ones that have a derivative "
         "(torch.cdist as ((a[:, None] - b[None]) ** 2).sum(-1).sqrt()), or keep it out of "
         "the differentiated path; which one keeps your numbers is yours to say",

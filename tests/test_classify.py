@@ -243,6 +243,19 @@ def _transform_mutation() -> None:
     torch.func.grad(f)(torch.randn(3))
 
 
+def _checkpoint_mismatch() -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    calls: list[int] = []
+
+    def block(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)  # a state the block updates itself: another slice when recomputed
+        y = x[: len(calls)]
+        return y * y
+
+    checkpoint(block, _grad_tensor(4), use_reentrant=False).sum().backward()
+
+
 def _requires_grad_on_computed() -> None:
     computed = _grad_tensor(3) * 2
     computed.requires_grad = True
@@ -281,6 +294,7 @@ CASES: dict[str, tuple[Callable[[], None], str]] = {
     "numpy() with a graph": (_numpy_with_grad, cls.NUMPY_WITH_GRAD),
     "backward on a vector": (_nonscalar_backward, cls.NONSCALAR_BACKWARD),
     "a transform writes a captured tensor": (_transform_mutation, cls.TRANSFORM_MUTATION),
+    "a checkpointed block recomputed otherwise": (_checkpoint_mismatch, cls.CHECKPOINT_MISMATCH),
     "no graph": (_no_graph, cls.NO_GRAPH),
     "inference tensor saved": (_inference_tensor_saved, cls.INFERENCE_TENSOR),
     "gradient of an input set after the forward": (_unused_input, cls.UNUSED_INPUT),
