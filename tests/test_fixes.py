@@ -5,10 +5,14 @@ End-to-end behaviour (real torch, real runs) is in the fixtures."""
 from __future__ import annotations
 
 import pkgutil
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 import autoclone.fixes as fixes
+from autoclone.codemods.render import patch_edits
 from autoclone.codemods.rewrites import detach_after, together
 from autoclone.codemods.sites import find_sites
 from autoclone.diagnose import Diagnosis
@@ -16,6 +20,7 @@ from autoclone.fixes.constant_target import target_sites
 from autoclone.fixes.create_graph import create_graph_site
 from autoclone.fixes.detach_target import _defines
 from autoclone.leaks import _leaks_from
+from autoclone.patch import SourceFile, apply_edits
 
 
 def test_every_kind_module_is_consulted_once() -> None:
@@ -407,3 +412,42 @@ def test_once_differentiable_is_dropped_only_from_a_backward_of_torch_code() -> 
     assert kept("g * torch.from_numpy(x.numpy() > 0)") == 0
     assert kept("g * x.data") == 0
     assert kept("fused.leaky_backward(g, x)") == 0
+
+
+_SEEDS = """\
+import torch
+
+
+def seeds(D, x, y, net, l1, l2, w):
+    out = D(x)
+    torch.autograd.grad(out, x, grad_outputs=torch.ones_like(x), create_graph=True)
+    torch.autograd.grad(outputs=out, inputs=x, grad_outputs=torch.ones(x.size()).to(x.device))
+    torch.autograd.backward([l1, l2], [torch.ones(1) * w, x.new_ones(1)])
+    D(x).backward(torch.ones(3))
+    out.backward(gradient=torch.full((3,), 2.0))
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "codes"),
+    [
+        (6, ["torch.ones_like(out)"]),  # ones of the input's shape, not the output's
+        (7, ["torch.ones_like(out)"]),  # the device move stays around it
+        (8, ["torch.ones_like(l1)", "torch.ones_like(l2)"]),  # each output its own; w stays
+        (9, None),  # an output that is a call: ones_like would run it again
+        (10, None),  # not a seed of ones: what it means is the program's to say
+    ],
+)
+def test_a_seed_of_ones_takes_its_outputs_shape(
+    line: int, codes: list[str] | None, tmp_path: Path
+) -> None:
+    from autoclone.fixes.seed_shape import site
+
+    found = site(Diagnosis("seed_shape", "", "", failing=("m.py", line)), _ctx({"m.py": _SEEDS}))
+    if codes is None:
+        assert found is None
+        return
+    assert found is not None and found.code == ", ".join(codes)
+    (tmp_path / "m.py").write_text(_SEEDS)
+    patched = apply_edits(SourceFile.read(tmp_path / "m.py"), patch_edits([found]))
+    assert [c in patched.splitlines()[line - 1] for c in codes] == [True] * len(codes)

@@ -7,7 +7,8 @@ grad_outputs=torch.ones(real_data.size()))``: ones of the critic's *input* shape
 and output[0] has a shape of torch.Size([64, 1])"). A seed of ones means "the sum of the
 output's elements"; weighted task losses seeded with ``torch.ones(1) * w`` for 0-dim
 losses mean "``w`` times the loss". Where a seed builds its ones with ``torch.ones(...)``
-and the output it pairs with is a name, that call becomes ``torch.ones_like(output)``:
+(or ``torch.ones_like`` of another tensor, ``x.new_ones(...)``) and the output it pairs
+with is a name, that call becomes ``torch.ones_like(output)``:
 every factor, device move and dtype the program wrote around it stays. Replacing the
 seed by a reduction (``outputs=disc_interpolates.mean()``) would divide every gradient by
 the batch size. Judged like a cut (the original completed no call past this one): K
@@ -62,9 +63,12 @@ def pairs(call: ast.Call) -> list[tuple[ast.expr, ast.expr]]:
 
 
 def _ones(seed: ast.expr) -> ast.Call | None:
-    """The one ``torch.ones(...)`` call a seed builds its values from."""
-    calls = [n for n in ast.walk(seed) if isinstance(n, ast.Call)
-             and ast.unparse(n.func) == "torch.ones"]  # fmt: skip
+    """The one call a seed builds its ones with: ``torch.ones(...)``,
+    ``torch.ones_like(x)`` of another tensor (the critic's input rather than its scores),
+    ``x.new_ones(...)``."""
+    calls = [n for n in ast.walk(seed) if isinstance(n, ast.Call) and (
+        ast.unparse(n.func) in ("torch.ones", "torch.ones_like")
+        or isinstance(n.func, ast.Attribute) and n.func.attr == "new_ones")]  # fmt: skip
     return calls[0] if len(calls) == 1 else None
 
 
