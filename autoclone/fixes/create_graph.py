@@ -9,8 +9,11 @@ script can say which it means, so this kind offers the edit where another
 ``torch.autograd.grad`` call in the same function already passes ``create_graph=True``
 (the program differentiates its derivatives), or where the failing loss was computed
 from the derivative's value (forces ``-dE/dx`` fitted to targets: the traced run follows
-the derivative by value, ``autoclone.derivatives``), and otherwise names both. Judged like a cut:
-K finite steps, nothing the original differentiated left without a gradient.
+the derivative by value, ``autoclone.derivatives``). Where the program uses the
+derivative as a constant (per-element weights, or a value the loss never reads),
+``retain_derivative`` offers ``retain_graph=True`` instead; otherwise the report names
+both. Judged like a cut: K finite steps, nothing the original differentiated left
+without a gradient.
 """
 
 from __future__ import annotations
