@@ -20,10 +20,17 @@ from libcst.metadata import (
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
-    Scope,
     ScopeProvider,
 )
 
+from autoclone.codemods.shapes import (
+    Position,
+    assigned_in,
+    base_of,
+    keyed_entry,
+    names_in,
+    outside_parens,
+)
 from autoclone.edits import TextEdit
 
 #: Kinds of candidate site, in the words of the report.
@@ -151,7 +158,6 @@ _ATOMS = (
     cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
 )  # fmt: skip
 
-Position = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -294,7 +300,7 @@ class SiteFinder(cst.CSTVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
                 self._add_inplace(node, target.target)
-        bound = tuple(n for t in node.targets for n in _names_in(t.target))
+        bound = tuple(n for t in node.targets for n in names_in(t.target))
         plain = isinstance(node.targets[0].target, cst.Name | cst.Attribute)
         assigned = bound[0] if len(node.targets) == 1 and plain and bound else ""
         self._add_expr(node.value, ASSIGN, assigned=assigned, bound=bound)
@@ -386,7 +392,7 @@ class SiteFinder(cst.CSTVisitor):
         start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
         parens = not _is_atomic(node)
         if node.lpar:
-            start, end = _outside_parens(self.lines, start, end, len(node.lpar))
+            start, end = outside_parens(self.lines, start, end, len(node.lpar))
         target = self.module.code_for_node(node).strip()
         clone = f"({target}).clone()" if parens else f"{target}.clone()"
         extra: dict[str, object] = {"parens": parens, "assigned": assigned, "bound": bound}
@@ -409,7 +415,7 @@ class SiteFinder(cst.CSTVisitor):
     def _add_inplace(
         self, node: cst.CSTNode, target: cst.BaseExpression, function_style: bool = False
     ) -> None:
-        base = _base_of(target) if not function_style else target
+        base = base_of(target) if not function_style else target
         if base is None or not self._rebindable(base):
             return
         statement = self._enclosing_statement(node)
@@ -510,7 +516,7 @@ class SiteFinder(cst.CSTVisitor):
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
         """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of
         a mapping that is one of those (``self.memory["M"]``)."""
-        if _keyed_entry(node):
+        if keyed_entry(node):
             return self._plain_receiver(node.value)  # type: ignore[attr-defined]
         if isinstance(node, cst.Attribute):
             return isinstance(node.value, cst.Name) and node.value.value == "self"
@@ -528,7 +534,7 @@ class SiteFinder(cst.CSTVisitor):
         vanishes (DARTS's finite-difference perturbation of the weights)."""
         current: cst.CSTNode | None = self.get_metadata(ParentNodeProvider, name, None)
         while current is not None and not isinstance(current, cst.FunctionDef | cst.Lambda):
-            if isinstance(current, cst.For) and name.value in _names_in(current.target):
+            if isinstance(current, cst.For) and name.value in names_in(current.target):
                 return True
             current = self.get_metadata(ParentNodeProvider, current, None)
         return False
@@ -567,7 +573,7 @@ class SiteFinder(cst.CSTVisitor):
     def _rebindable(self, base: cst.BaseExpression) -> bool:
         """Rebinding ``x = x.clone()`` must not turn a global or closure name into a local."""
         if isinstance(base, cst.Attribute | cst.Subscript):
-            return _base_of(base) is not None
+            return base_of(base) is not None
         if not isinstance(base, cst.Name) or base.value in ("True", "False", "None"):
             return False
         scope = self.get_metadata(ScopeProvider, base, None)
@@ -575,7 +581,7 @@ class SiteFinder(cst.CSTVisitor):
             return False
         if isinstance(scope, GlobalScope):
             return True
-        return _assigned_in(scope, base.value)
+        return assigned_in(scope, base.value)
 
     def _enclosing_statement(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
         current: cst.CSTNode | None = node
@@ -658,81 +664,6 @@ def _is_methodish(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Attribute):
         return not (isinstance(value.value, cst.Name) and value.value.value in {"torch", "nn"})
     return isinstance(value, cst.Subscript)
-
-
-def _names_in(target: cst.BaseExpression) -> list[str]:
-    """Names an assignment target binds: ``out, (h, c)`` -> out, h, c; an attribute of a
-    name counts as one (``self.running``: a state a module carries across iterations)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, cst.Attribute):
-        base = _names_in(target.value) if isinstance(target.value, cst.Name | cst.Attribute) else []
-        return [f"{base[0]}.{target.attr.value}"] if base else []
-    if isinstance(target, cst.Tuple | cst.List):
-        return [n for element in target.elements for n in _names_in(element.value)]
-    return []
-
-
-def _keyed_entry(node: cst.BaseExpression) -> bool:
-    """``memory["M"]``, ``self.cache["h1"]``: an entry of a mapping (no tensor is indexed
-    by a string), which an assignment rebinds as it does a variable."""
-    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
-        return False
-    index = node.slice[0].slice
-    return (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
-            and _base_of(node.value) is not None)  # fmt: skip
-
-
-def _base_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The variable whose tensor an in-place write lands in: ``x`` of ``x[i][j]``, or the
-    mapping's entry ``memory["M"]`` of ``memory["M"][i]``."""
-    while isinstance(target, cst.Subscript):
-        if _keyed_entry(target):
-            return target
-        target = target.value
-    if isinstance(target, cst.Name):
-        return target
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name | cst.Attribute):
-        return target if _base_of(target.value) is not None else None
-    return None
-
-
-def _assigned_in(scope: Scope, name: str) -> bool:
-    if name not in scope:
-        return False
-    return any(assignment.scope is scope for assignment in scope.assignments[name])
-
-
-def _outside_parens(
-    lines: Sequence[str], start: Position, end: Position, count: int
-) -> tuple[Position, Position]:
-    """Widen an expression's range to include its own ``count`` pairs of parentheses."""
-    line, col = start
-    for _ in range(count):
-        line, col = _step_back_to(lines, line, col, "(")
-    new_start = (line, col)
-    line, col = end
-    for _ in range(count):
-        line, col = _step_forward_past(lines, line, col, ")")
-    return new_start, (line, col)
-
-
-def _step_back_to(lines: Sequence[str], line: int, col: int, char: str) -> Position:
-    while True:
-        text = lines[line - 1]
-        idx = text.rfind(char, 0, col)
-        if idx >= 0:
-            return line, idx
-        line -= 1
-        col = len(lines[line - 1])
-
-
-def _step_forward_past(lines: Sequence[str], line: int, col: int, char: str) -> Position:
-    while True:
-        idx = lines[line - 1].find(char, col)
-        if idx >= 0:
-            return line, idx + 1
-        line, col = line + 1, 0
 
 
 def find_sites(source: str, relpath: str) -> list[Site]:
