@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from autoclone.edits import TextEdit
 from autoclone.parsed import innermost, parsed
 
 if TYPE_CHECKING:
@@ -190,6 +191,25 @@ def _with_literal(receiver: ast.expr, given: list[ast.expr]) -> tuple[ast.expr, 
 def char_col(line: str, col: int) -> int:
     """A UTF-8 byte offset (what ``ast`` gives) as a character offset (what edits use)."""
     return len(line.encode()[:col].decode(errors="ignore"))
+
+
+def argument_cut(
+    lines: Sequence[str], call: ast.Call, arg: ast.expr | ast.keyword
+) -> TextEdit | None:
+    """The edit that drops ``arg`` of ``call`` with the separator before it: from the end
+    of the argument before it to the end of ``arg``, both on ``arg``'s one line; None for
+    a first argument or one after a line break."""
+    line = arg.lineno
+    if arg.end_lineno != line:
+        return None
+    given: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    ends = [(n.end_lineno or n.lineno, n.end_col_offset or 0) for n in given if n is not arg]
+    ends = [e for e in ends if e <= (line, arg.col_offset)]
+    if not ends or max(ends)[0] != line:
+        return None
+    text = lines[line - 1]
+    cut, end = char_col(text, max(ends)[1]), char_col(text, arg.end_col_offset or 0)
+    return TextEdit(line, cut, "", delete=end - cut)
 
 
 #: Values that may hand back a module's own tensor rather than a new one, or make a leaf

@@ -25,8 +25,7 @@ from collections.abc import Mapping
 from autoclone.classify import OUT_ARGUMENT
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, char_col
+from autoclone.fixes._ast import FUNCTIONS, argument_cut
 from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import innermost, parsed
 
@@ -78,26 +77,17 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
 
 
 def _dropped(file: str, text: str, call: ast.Call, out: ast.keyword, root: str) -> Site | None:
-    """The text from the end of the argument before ``out=`` to the end of ``out=``'s value
-    removed (one line only)."""
-    before = [*call.args, *(k.value for k in call.keywords if k is not out)]
-    at = (out.lineno, out.col_offset)
-    previous = [a for a in before if (a.end_lineno or 0, a.end_col_offset or 0) < at]
-    if not previous or out.end_lineno != out.lineno:
+    """``out=`` removed with the separator before it (``fixes._ast.argument_cut``)."""
+    cut = argument_cut(text.splitlines(), call, out)
+    if cut is None:
         return None
-    last = max(previous, key=lambda a: (a.end_lineno or 0, a.end_col_offset or 0))
-    if last.end_lineno != out.lineno:
-        return None
-    line_text = text.splitlines()[out.lineno - 1]
-    start = char_col(line_text, last.end_col_offset or 0)
-    end = char_col(line_text, out.end_col_offset or 0)
+    line_text = text.splitlines()[cut.line - 1]
     source = ast.get_source_segment(text, call) or ""
-    code = source.replace(line_text[start:end], "", 1)
-    cut = TextEdit(out.lineno, start, "", delete=end - start)
+    code = source.replace(line_text[cut.col : cut.col + cut.delete], "", 1)
     return Site(id=f"{file}:{call.lineno}:{call.col_offset}:{KIND_NAME}", file=file,
-                line=out.lineno, col=start, kind="keyword", target=root, code=code,
-                start=(out.lineno, start), end=(out.lineno, end), depth=0, fix=KIND_NAME,
-                rewrite=(cut,))  # fmt: skip
+                line=cut.line, col=cut.col, kind="keyword", target=root, code=code,
+                start=(cut.line, cut.col), end=(cut.line, cut.col + cut.delete), depth=0,
+                fix=KIND_NAME, rewrite=(cut,))  # fmt: skip
 
 
 class OutDropped(Kind):

@@ -20,7 +20,7 @@ from autoclone.classify import NONDIFF_ARGUMENT
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, char_col, stored
+from autoclone.fixes._ast import FUNCTIONS, argument_cut, char_col, stored
 from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import innermost, parsed
 
@@ -146,10 +146,6 @@ def _span(lines: Sequence[str], node: ast.AST) -> tuple[int, int, int]:
             char_col(line, node.end_col_offset))  # type: ignore[attr-defined]  # fmt: skip
 
 
-def _end(node: ast.expr | ast.keyword) -> tuple[int, int]:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-
 def _without_weight(lines: Sequence[str], call: ast.Call, weight: ast.expr | ast.keyword,
                     reduction: str) -> list[TextEdit]:  # fmt: skip
     """The weight argument dropped and the reduction made ``"none"``: where the call
@@ -160,13 +156,9 @@ def _without_weight(lines: Sequence[str], call: ast.Call, weight: ast.expr | ast
         return [TextEdit(line, start, 'reduction="none"', delete=end - start)]
     r_line, r_start, r_end = _span(lines, keyword.value)
     edits = [TextEdit(r_line, r_start, '"none"', delete=r_end - r_start)]
-    args: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
-    ends = [_end(n) for n in args
-            if n is not weight and _end(n) <= (line, weight.col_offset)]  # fmt: skip
-    last_line, last_col = max(ends)
-    if last_line == line:
-        cut = char_col(lines[line - 1], last_col)
-        return [*edits, TextEdit(line, cut, "", delete=end - cut)]
+    cut = argument_cut(lines, call, weight)
+    if cut is not None:
+        return [*edits, cut]
     dropped = "weight=None" if isinstance(weight, ast.keyword) else "None"
     return [*edits, TextEdit(line, start, dropped, delete=end - start)]
 
