@@ -93,9 +93,9 @@ def site(found: Diagnosis, ctx: Context) -> Site | None:
         if ones.lineno != ones.end_lineno:
             return None
         new = f"torch.ones_like({ast.unparse(output)})"
-        width = (ones.end_col_offset or 0) - ones.col_offset
-        col = char_col(text.splitlines()[ones.lineno - 1], ones.col_offset)
-        end = char_col(text.splitlines()[ones.lineno - 1], ones.col_offset + width)
+        line_text = text.splitlines()[ones.lineno - 1]
+        col = char_col(line_text, ones.col_offset)
+        end = char_col(line_text, ones.end_col_offset or 0)
         edits.append(TextEdit(ones.lineno, col, new, delete=end - col))
         codes.append(new)
     if not edits:
