@@ -169,6 +169,8 @@ def forwarded(options: Options, *, one_job: bool) -> list[str]:
         out += ["--launcher", options.launcher, "--nproc", str(options.nproc)]
     if options.allow_outside_writes:
         out.append("--allow-outside-writes")
+    if options.allow_network:
+        out.append("--allow-network")
     return out
 
 

@@ -32,6 +32,7 @@ from autoclone.cli_notebook import (
 )
 from autoclone.cli_options import LONGEST as LONGEST  # re-exported, as before the split
 from autoclone.cli_options import (
+    AllowNetworkOption,
     AllowOutsideOption,
     Device,
     Format,
@@ -149,6 +150,7 @@ def fix(
     launcher: LauncherOption = Launcher.none,
     nproc: NprocOption = 1,
     allow_outside_writes: AllowOutsideOption = False,
+    allow_network: AllowNetworkOption = False,
     patch_file: Annotated[Path | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Repair the scripts; the help text is ``fix_help()``."""
@@ -169,6 +171,7 @@ def fix(
         launcher=launcher.value,
         nproc=nproc,
         allow_outside_writes=allow_outside_writes,
+        allow_network=allow_network,
     )
     if jobs is not None:
         options = replace(options, jobs=jobs)
@@ -366,6 +369,7 @@ def explain(
     launcher: LauncherOption = Launcher.none,
     nproc: NprocOption = 1,
     allow_outside_writes: AllowOutsideOption = False,
+    allow_network: AllowNetworkOption = False,
 ) -> None:
     """Run once under the autograd tracer and say which line saved and which line wrote."""
     check_launcher(launcher, nproc)
@@ -384,6 +388,7 @@ def explain(
         launcher=launcher.value,
         nproc=nproc,
         allow_outside_writes=allow_outside_writes,
+        allow_network=allow_network,
     )
     need_stdout()
     with progress.for_stderr(enabled=fmt is Format.text or verbose, write=err) as display:

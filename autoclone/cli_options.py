@@ -134,6 +134,14 @@ ModuleOption = Annotated[
         show_default=False,
     ),
 ]
+AllowNetworkOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-network",
+        help="Give trials the network: the script's posts, remote logging and pushes run "
+        "for real in every trial (by default trials reach nothing beyond this machine).",
+    ),
+]
 AllowOutsideOption = Annotated[
     bool,
     typer.Option(

@@ -23,9 +23,10 @@ import tomllib
 #: Setting -> the option's parameter name, for the commands that take it.
 _FIX = {"timeout": "timeout", "steps": "steps", "device": "device", "set": "set_",
         "root": "root", "budget": "budget", "shrink": "shrink", "jobs": "jobs",
-        "launcher": "launcher", "nproc": "nproc",
+        "launcher": "launcher", "nproc": "nproc", "allow-network": "allow_network",
         "allow-outside-writes": "allow_outside_writes"}  # fmt: skip
-_EXPLAIN = {"timeout", "device", "set", "root", "launcher", "nproc", "allow-outside-writes"}
+_EXPLAIN = {"timeout", "device", "set", "root", "launcher", "nproc", "allow-outside-writes",
+            "allow-network"}  # fmt: skip
 
 
 class ConfigError(ValueError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from autoclone import fixes
+from autoclone import fixes, network
 from autoclone import report as rp
 from autoclone.classify import DESCRIPTIONS, NOT_AUTOGRAD
 from autoclone.codemods.sites import INPLACE, STATEMENT
@@ -77,6 +77,7 @@ def explain_script(options: Options) -> Explanation:
     cpu = (f"(no usable CUDA device here: the script's {first.cuda_mapped} CUDA calls ran on "
            "the CPU)") if first.cuda_mapped else ""  # fmt: skip
     notes = [f"note: {n}" for n in rp.outside_notes(outside, runner.mode())] if outside else []
+    notes += [f"note: {n}" for n in network.notes(runner.hosts)]
     result.text = "\n".join(filter(None, [result.text, *words, sizes, cpu, *notes]))
     result.outside = rp.outside_entries(outside)
     result.editor += editor

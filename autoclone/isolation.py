@@ -40,11 +40,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autoclone import lifecycle
+from autoclone import lifecycle, network
 
 #: How trials are isolated: ``namespace`` (the copy-on-write world), ``guard`` (writes
 #: outside refused by an audit hook), ``allow`` (the guard records, refuses nothing: the
@@ -145,7 +145,7 @@ def enter_from_env() -> None:
     trial = Path(os.environ["AUTOCLONE_RESULT"]).parent
     keep = [os.environ["AUTOCLONE_SESSION"], os.path.realpath(os.environ["TMPDIR"]), *shared()]
     try:
-        enter(keep, trial / LAYERS)
+        enter(keep, trial / LAYERS, online=network.allowed())
     except (OSError, IsolationError) as exc:
         sys.stderr.write(f"{FAILED}: {exc}\n")
         sys.stderr.flush()
@@ -171,12 +171,15 @@ FAILED = "autoclone: cannot isolate the trial"
 _NOT_ISOLATED = 86
 
 
-def enter(keep: Sequence[str], layers: Path) -> None:
-    """Make this (single-threaded) process's world copy-on-write outside ``keep``."""
+def enter(keep: Sequence[str], layers: Path, online: bool = False) -> None:
+    """Make this (single-threaded) process's world copy-on-write outside ``keep``, and,
+    unless ``online``, cut off from every network but its own loopback."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
     _check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare")
     _map_ids(uid, gid)
+    if not online:
+        network.cut(libc)
     _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
     handles = [os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep]
     mounts = _mounts()
@@ -317,14 +320,28 @@ _KEEP = 200
 
 @dataclass
 class Watch:
-    """What the audit hook saw: each path written (real path -> the user's line), and in
-    guard mode the first write it refused."""
+    """What the audit hook saw: each path written (real path -> the user's line), each
+    host beyond this machine the run tried to reach, and in guard mode the first write
+    it refused."""
 
     root: str
     allowed: tuple[str, ...]
     guard: bool
     seen: dict[str, tuple[str, int]]
     refused: dict[str, Any] | None = None
+    offline: bool = True  # trials have no network (``autoclone.network``)
+    cut: bool = False  # the kernel cut it (a namespace), else this hook refuses sends
+    hosts: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def reach(self, event: str, args: tuple[Any, ...]) -> None:
+        """Note a host beyond this machine; without namespaces, refuse to send to it."""
+        host = network.outward(event, args, loopback=self.cut) if self.offline else None
+        if host is None:
+            return
+        if len(self.hosts) < _KEEP:
+            self.hosts.setdefault(host, self._line())
+        if not self.cut:
+            raise network.refuse(event, host)
 
     def note(self, path: Any, follow: bool) -> None:
         real = _real(path, follow)
@@ -351,7 +368,8 @@ class Watch:
         return "", 0
 
     def result(self) -> dict[str, Any]:
-        return {"writes": {k: list(v) for k, v in self.seen.items()}, "refused": self.refused}
+        return {"writes": {k: list(v) for k, v in self.seen.items()}, "refused": self.refused,
+                "hosts": {k: list(v) for k, v in self.hosts.items()}}
 
 
 def _real(path: Any, follow: bool) -> str | None:
@@ -373,9 +391,13 @@ def watch(mode: str, root: str, allowed: Sequence[str]) -> Watch:
     """Install the audit hook (and a ``torch.save`` wrapper: it writes from C++) that
     records which line wrote outside the trial's copy; in guard mode it refuses."""
     seen: dict[str, tuple[str, int]] = {}
-    state = Watch(root, tuple(os.path.realpath(a) for a in allowed), mode == GUARD, seen)
+    state = Watch(root, tuple(os.path.realpath(a) for a in allowed), mode == GUARD, seen,
+                  offline=not network.allowed(), cut=mode == NAMESPACE)  # fmt: skip
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event.startswith("socket."):
+            state.reach(event, args)
+            return
         if event == "open":
             mode_, flags = (args + (None, None))[1:3]
             writes = isinstance(flags, int) and flags & _WRITE_FLAGS

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone import fixes, references, score_weights
+from autoclone import fixes, network, references, score_weights
 from autoclone import report as rp
 from autoclone.child import (
     LOCATE,
@@ -101,6 +101,8 @@ def repair(options: Options) -> rp.Report:
         outside = list(runner.outside.values())
         report.outside = rp.outside_entries(outside)
         report.notes += rp.outside_notes(outside, runner.mode())
+    if "--allow-network" not in report.summary:  # said once, where the run failed for it
+        report.notes += network.notes(runner.hosts)
     if report.status == rp.UNFIXABLE and not report.summary.startswith(report.error_class):
         report.summary = f"{report.error_class}: {report.summary}"
     report.runs, report.candidates = runner.runs, len(project.sites)

@@ -83,6 +83,8 @@ class Options:
     #: Where trials cannot be isolated (no user namespaces): let them write outside the
     #: project for real instead of stopping at the first such write
     allow_outside_writes: bool = False
+    #: Give trials the network (``autoclone.network``): they post, log and push for real
+    allow_network: bool = False
     progress: Callable[[str], None] = lambda message: None
 
 
@@ -440,6 +442,7 @@ def make_runner(options: Options, project: Project) -> Runner:
         nproc=options.nproc,
         warm=options.launcher == launching.NONE,  # torchrun starts its own ranks: no fork
         allow_outside=options.allow_outside_writes,
+        online=options.allow_network,
         module=options.module,
         user_cwd=cwd,
         outer={path: key for key, paths in project.outer.items() for path in paths},
@@ -494,6 +497,7 @@ def first_run(
         _root_hint(first.error, project.root, options.cwd)
         or _outside_hint(first.error, project.root, options.cwd)
         or _module_hint(first.error, options)
+        or _network_hint(runner.hosts)
     )
     if not hint:
         return first
@@ -576,6 +580,17 @@ def _outside_hint(error: ErrorInfo, root: Path, cwd: Path) -> str:
         f" ({what} is found in {_shown(found, cwd)}/, outside the project root "
         f"{_shown(root, cwd)}/ that trials copy: {_root_for(found, root, cwd)})"
     )
+
+
+def _network_hint(hosts: Mapping[str, tuple[str, int]]) -> str:
+    """A run that failed after reaching for a host beyond this machine most likely failed
+    for want of the network trials do not have: say so, and how to give it."""
+    if not hosts:
+        return ""
+    host, (file, line) = next(iter(hosts.items()))
+    by = f" at {file}:{line}" if file else ""
+    return (f" (trials have no network, and the script tried to reach {host}{by}: "
+            "rerun with --allow-network to give them yours)")
 
 
 def _root_for(path: Path, root: Path, cwd: Path) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import autoclone
-from autoclone import isolation, lifecycle, outputs, zygotes
+from autoclone import isolation, lifecycle, network, outputs, zygotes
 from autoclone import launcher as launching
 from autoclone.classify import NOT_AUTOGRAD, classify
 from autoclone.snapshot import MARKER, Snapshot
@@ -106,6 +106,8 @@ class RunResult:
     writes: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     #: In guard mode: the write outside the copy that was refused (``path``, ``frames``)
     refused: Mapping[str, Any] | None = None
+    #: Hosts beyond this machine the run tried to reach (``autoclone.network``): the line
+    hosts: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def failed_in_backward(self) -> bool:
@@ -188,6 +190,7 @@ class Runner:
     #: copy-on-write world where the system has it, else the guard), or a mode
     isolate: str = "auto"
     allow_outside: bool = False  # where trials cannot be isolated: ``allow``, not ``guard``
+    online: bool = False  # trials get the network (``--allow-network``)
     module: str = ""  # ``-m``: the script is run as ``python -m module`` runs it
     #: Where the user stands: ``PYTHONPATH``'s relative entries are resolved from there
     user_cwd: Path | None = None
@@ -197,6 +200,8 @@ class Runner:
     runs: int = 0
     #: Every path outside the copy a run wrote or deleted, first seen first
     outside: dict[str, isolation.Change] = field(default_factory=dict)
+    #: Every host beyond this machine a run tried to reach, with the line, first seen first
+    hosts: dict[str, tuple[str, int]] = field(default_factory=dict)
     _idle: list[Zygote] = field(default_factory=list, repr=False)
     _started: list[Zygote] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -245,6 +250,8 @@ class Runner:
             for change in result.outside:
                 if change.path not in self.outside or change.file:
                     self.outside.setdefault(change.path, change)
+            for host, line in result.hosts.items():
+                self.hosts.setdefault(host, line)
         if result.refused:
             frames = result.refused.get("frames") or []
             where = f"{frames[0][0]}:{frames[0][1]}: " if frames else ""
@@ -421,6 +428,7 @@ class Runner:
         temp = os.path.realpath(trial / "tmp")  # removed with the trial, with all left in it
         env.update({"TMPDIR": temp, "TEMP": temp, "TMP": temp})
         env[isolation.MODE_VAR] = self.mode()
+        env[network.ALLOW_VAR] = "1" if self.online else ""
         env.update(
             {
                 "AUTOCLONE_PARENT": str(os.getpid()),
@@ -597,6 +605,10 @@ def _load(
             for path, where in (data.get("writes") or {}).items()
         },  # fmt: skip
         refused=_relative_diagnosis(data.get("refused"), project, outer),
+        hosts={
+            host: _relative([where], project, outer)[0]
+            for host, where in (data.get("hosts") or {}).items()
+        },  # fmt: skip
     )
 
 
