@@ -27,6 +27,13 @@ LIMIT = 50_000
 _SCALING = frozenset({"mul", "rmul", "matmul", "rmatmul", "mm", "bmm", "mv", "dot", "einsum",
                       "div", "truediv", "rtruediv", "true_divide", "outer", "addcmul",
                       "addcdiv", "linear", "prod"})  # fmt: skip
+#: Calls that keep a weighted term linear in its weights (sums, means, reshapes, scaling):
+#: any other call given such a term with a graph fits it (a PDE residual squared)
+_LINEAR = frozenset({"add", "radd", "iadd", "sub", "rsub", "isub", "sum", "mean", "neg",
+                     "mul", "rmul", "imul", "div", "truediv", "itruediv", "getitem", "view",
+                     "reshape", "flatten", "squeeze", "unsqueeze", "cat", "stack", "t",
+                     "transpose", "permute", "contiguous", "clone", "to", "float", "double",
+                     "expand", "expand_as", "view_as", "narrow", "select"})  # fmt: skip
 
 
 class Derived:
@@ -34,9 +41,15 @@ class Derived:
 
     def __init__(self) -> None:
         self._refs: dict[int, weakref.ReferenceType[torch.Tensor]] = {}
-        #: a tensor made from the derivative weighted, element by element, one that
-        #: requires grad and is not made from it
-        self.weights = False
+        #: the terms it weighted, and the tensors made from them by linear calls
+        self._weighted: dict[int, weakref.ReferenceType[torch.Tensor]] = {}
+        self._fitted = False  # a weighted term went through a call that is not linear
+
+    @property
+    def weights(self) -> bool:
+        """A tensor made from the derivative weighted, element by element, one that
+        requires grad and is not made from it, and the loss stayed linear in that term."""
+        return bool(self._weighted) and not self._fitted
 
     def __bool__(self) -> bool:
         return bool(self._refs)
@@ -46,8 +59,8 @@ class Derived:
             if isinstance(value, torch.Tensor) and len(self._refs) < LIMIT:
                 self._refs[id(value)] = weakref.ref(value)
 
-    def holds(self, tensor: Any) -> bool:
-        known = self._refs.get(id(tensor))
+    def holds(self, tensor: Any, among: dict[int, Any] | None = None) -> bool:
+        known = (self._refs if among is None else among).get(id(tensor))
         return known is not None and known() is tensor
 
     def spread(self, name: str, args: Any, kwargs: Any, out: Any) -> None:
@@ -55,20 +68,34 @@ class Derived:
         scaling call given such a tensor of several elements and a tensor with a graph
         made elsewhere used the derivative as per-element weights (saliency weighting a
         feature penalty, a Fisher diagonal weighting EWC's penalty): a constant, as
-        written. A fitted derivative (forces against targets) is reduced to a loss
-        before any learned coefficient scales it."""
+        written, as long as the loss stays linear in the weighted term. A fitted
+        derivative is reduced to a loss before any learned coefficient scales it, or the
+        product is itself fitted (a PDE residual ``u_t + u * u_x``, squared)."""
         tensors = list(_tensors(args, kwargs))
         held = [self.holds(t) for t in tensors]
         if not any(held):
             return
-        self.add(out if isinstance(out, tuple | list) else (out,))
-        if name.strip("_") not in _SCALING:
+        outs = [t for t in (out if isinstance(out, tuple | list) else (out,))
+                if isinstance(t, torch.Tensor)]  # fmt: skip
+        self.add(outs)
+        op = name.strip("_").rsplit(".", 1)[-1]
+        if any(self.holds(t, self._weighted) for t in tensors):
+            self._follow(op, outs)
+        if op not in _SCALING:
             return
         pairs = list(zip(tensors, held, strict=True))
         if any(h and t.numel() > 1 for t, h in pairs) and any(
             t.requires_grad and not h for t, h in pairs
         ):
-            self.weights = True
+            self._weighted.update((id(t), weakref.ref(t)) for t in outs if t.requires_grad)
+
+    def _follow(self, op: str, outs: list[torch.Tensor]) -> None:
+        """A weighted term given to a call: still linear in its weights, or fitted."""
+        grads = [t for t in outs if t.requires_grad]  # ``.item()``, ``.detach()``: a log
+        if grads and op not in _LINEAR:
+            self._fitted = True
+        elif len(self._weighted) < LIMIT:
+            self._weighted.update((id(t), weakref.ref(t)) for t in grads)
 
 
 class GradCalls:
