@@ -1,0 +1,1 @@
+"""tinydpo: a LLaMA-style toy decoder fine-tuned with Direct Preference Optimization."""

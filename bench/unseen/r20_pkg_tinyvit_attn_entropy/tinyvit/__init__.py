@@ -1,0 +1,1 @@
+"""tinyvit: a small ViT classifier with an attention-entropy regulariser."""
