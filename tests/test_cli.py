@@ -299,8 +299,8 @@ def test_an_unknown_setting_in_pyproject_is_one_line_and_exit_2(broken: Path) ->
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"autoclone: error: {broken.parent / 'pyproject.toml'}: [tool.autoclone] has no "
-        "setting 'step' (settings: allow-outside-writes, budget, device, jobs, launcher, nproc, "
-        "root, set, shrink, steps, timeout)"
+        "setting 'step' (settings: allow-network, allow-outside-writes, budget, device, jobs, "
+        "launcher, nproc, root, set, shrink, steps, timeout)"
     ]
 
 
