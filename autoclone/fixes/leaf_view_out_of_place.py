@@ -9,9 +9,12 @@ would instead add into the parameter itself on every forward. ``no_grad`` there 
 make the write a silent update of the weight and cut the gradient of the value, so that
 kind refuses a leaf written in a forward; this one offers only the out-of-place rewrite,
 and only where the view is a local the function binds from a parameter's slice and reads
-again after the write. Judged like ``no_grad``: the failing step's forward values with
-grad disabled, then finite losses, and no tensor an optimizer updates left without a
-gradient.
+again after the write. The same holds for a parameter written through a conversion the
+author took for a copy and read as a value (Gemma's ``scale = self.weight.float().add_(1.0)``:
+``.float()`` copies a bf16 weight and returns an fp32 one itself): the chain is made out of
+place where it is read, ``self.weight.float().add(1.0)``. Judged like ``no_grad``: the
+failing step's forward values with grad disabled, then finite losses, and no tensor an
+optimizer updates left without a gradient.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import LEAF_INPLACE
-from autoclone.codemods.sites import OUT_OF_PLACE, Site
+from autoclone.codemods.sites import OUT_OF_PLACE, VALUE, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.fixes._ast import FUNCTIONS, written_in_forward
 from autoclone.fixes.base import Candidate, Context, Kind, every_update_reached
@@ -32,6 +35,10 @@ from autoclone.trial import RunResult
 _VIEW_OF_LEAF = "a view of a leaf Variable"
 _VIEWS = frozenset({"view", "narrow", "select", "chunk", "split", "unbind", "t", "transpose",
                     "view_as", "reshape", "flatten", "squeeze", "unsqueeze", "expand"})
+#: Conversions that copy only for another dtype or device, and return the tensor itself
+#: otherwise: an in-place call after one was written for a copy.
+_CONVERSIONS = frozenset({"float", "double", "half", "bfloat16", "to", "type", "type_as",
+                          "cpu", "cuda", "contiguous"})  # fmt: skip
 
 
 def _sliced(value: ast.expr) -> bool:
@@ -58,18 +65,33 @@ def _local_view(fn: ast.AST, name: str, line: int) -> bool:
     return last is not None and _sliced(last.value) and read
 
 
+def _converted(code: str) -> bool:
+    """``self.weight.float().add(1.0)``: the chain goes through a conversion on its way."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in _CONVERSIONS:
+            return True
+        node = node.func.value
+    return False
+
+
 def sites(found: Diagnosis, ctx: Context) -> list[Site]:
     """The out-of-place rewrite of the write, where it writes a local view of a parameter
-    inside a module's forward."""
+    inside a module's forward, or a parameter through a conversion read as a value."""
     at = found.mutation or found.failing
-    if at is None or _VIEW_OF_LEAF not in found.line or not written_in_forward(found, ctx):
+    if at is None or not written_in_forward(found, ctx):
         return []
+    here = [s for s in ctx.sites if (s.file, s.line) == at and s.fix == OUT_OF_PLACE]
+    if _VIEW_OF_LEAF not in found.line:
+        return [s for s in here if s.kind == VALUE and _converted(s.code)]
     text = ctx.texts.get(at[0], "")
     fn = innermost(text, at[1], FUNCTIONS) if text else None
     if fn is None:
         return []
-    return [s for s in ctx.sites if (s.file, s.line) == at and s.fix == OUT_OF_PLACE
-            and _local_view(fn, s.target, at[1])]  # fmt: skip
+    return [s for s in here if s.kind != VALUE and _local_view(fn, s.target, at[1])]
 
 
 class LeafViewOutOfPlace(Kind):
@@ -87,6 +109,15 @@ class LeafViewOutOfPlace(Kind):
         return every_update_reached(run, judge(run, reference, cut=bool(ctx.evidence.get("cut"))))
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.kind == VALUE:
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the chain "
+                "reads a parameter through a conversion that returns the parameter itself "
+                "when it already has that dtype and device, so the in-place call wrote into "
+                "the parameter on every forward; out of place, the value read is the same and "
+                "the parameter trains through it (no_grad would make the write a silent "
+                "update of the weight)."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: `{site.target}` is "
             "a slice of a parameter the forward builds a value from; the sum goes into a new "
