@@ -67,8 +67,10 @@ def leaf_writes_as_data() -> Any:
                 name.endswith("_") and not name.startswith("__")
             )
             if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():
-                base = target._base if target._base is not None else target
-                if base.is_leaf and base.requires_grad:
+                # the leaf itself, or the leaf it views; a view of a plain tensor made a
+                # leaf by requires_grad_ (an SGLD chain's slice of its buffer) is one too
+                if any(t is not None and t.is_leaf and t.requires_grad
+                       for t in (target, target._base)):  # fmt: skip
                     with torch.no_grad():
                         return func(*args, **kwargs)
             return func(*args, **kwargs)
