@@ -28,7 +28,7 @@ from autoclone.fixes.detach import detach_at
 KIND_NAME = "detach_buffer"
 
 
-def _registered(name: str, texts: Mapping[str, str]) -> bool:
+def registered(name: str, texts: Mapping[str, str]) -> bool:
     """``self.register_buffer("name", ...)`` somewhere in the project."""
     pattern = re.compile(rf"register_buffer\(\s*(name\s*=\s*)?[\"']{re.escape(name)}[\"']")
     return any(pattern.search(text) for text in texts.values())
@@ -41,7 +41,7 @@ def buffer_stores(found: Diagnosis, ctx: Context) -> list[Site]:
     for file, text, stored, made in stores_made_at(found, ctx.texts):
         if not isinstance(stored, ast.Attribute) or ast.unparse(stored.value) != "self":
             continue
-        if _registered(stored.attr, ctx.texts):
+        if registered(stored.attr, ctx.texts):
             out.append(detach_at(file, text, made))
     return list({s.id: s for s in out}.values())
 
