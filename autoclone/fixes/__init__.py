@@ -16,6 +16,7 @@ from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
     alias_out_of_place,
     argument_write,
+    backward_in_block,
     cache_decorator,
     cache_flag,
     checkpoint_nonreentrant,
@@ -87,6 +88,7 @@ KINDS: tuple[FixKind, ...] = (
     forward_again.KIND,
     rescore.KIND,
     step_later.KIND,
+    backward_in_block.KIND,
     optimizer_step.KIND,
     detach_discarded.KIND,
     closure_recompute.KIND,
