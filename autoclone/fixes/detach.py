@@ -39,6 +39,7 @@ from autoclone.fixes._ast import (
     FUNCTIONS,
     LOOPS,
     Store,
+    holding,
     innermost,
     lines_of,
     made_in_constructor,
@@ -221,6 +222,33 @@ def _attribute_store_sets(
     return out
 
 
+def _container_store_sets(
+    found: Diagnosis, texts: Mapping[str, str]
+) -> list[list[Site | None]]:
+    """A value stored by slice assignment into a tensor kept across passes and read from
+    it by a later pass (a sample pool: ``pool[idx] = x``, then ``x0 = pool[idx]``; a
+    ``self.pool`` alike): detached where it is stored, which keeps the pool free of every
+    pass's graph (a cut at the read would leave the pool chaining them all). The check
+    that the calls the original completed come out the same rejects it where the pass
+    reads what it stored (a cache read back in the same step)."""
+    read = found.carry_consumer
+    text = texts.get(read[0], "") if read else ""
+    tree = parsed(text) if text else None
+    held = holding(tree, read[1]) if tree is not None and read else None
+    if held is None or read is None or tree is None:
+        return []
+    reader = held[1][held[2]]
+    names = {ast.unparse(n.value) for n in ast.walk(reader) if isinstance(n, ast.Subscript)
+             and isinstance(n.value, ast.Name | ast.Attribute)
+             and isinstance(n.ctx, ast.Load)}  # fmt: skip
+    scope: ast.AST = innermost(text, read[1], FUNCTIONS) or tree
+    stores = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Subscript)
+              and ast.unparse(n.targets[0].value) in names]
+    return [[detach_at(read[0], text, store.value, "stored")] for store in stores
+            if not isinstance(store.value, ast.Constant)]  # fmt: skip
+
+
 def _augmented(found: Diagnosis, texts: Mapping[str, str]) -> list[list[Store]]:
     """``(file, text, target, increment)`` of an augmented store on a line that made the
     carried graph (``self.memory["M"] += kv``, once made out of place), with the augmented
@@ -347,6 +375,7 @@ def detach_candidates(
     sets += _after_backward_sets(found, frames, sites, texts)
     sets += _loop_entry_sets(found, frames, sites, texts)
     sets += _attribute_store_sets(found, sites, texts)
+    sets += _container_store_sets(found, texts)
     sets += [edit_set for frame in reversed(frames)
              for edit_set in _carry_sets(frame, sites, texts.get(frame[0], ""))]  # fmt: skip
     file, line = frames[0]
