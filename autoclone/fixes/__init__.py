@@ -66,6 +66,7 @@ from autoclone.fixes import (
     retain_graph,
     return_copy,
     seed_shape,
+    snapshot_out_of_place,
     stack_list,
     stack_views,
     step_later,
@@ -79,6 +80,7 @@ from autoclone.session import Project
 KINDS: tuple[FixKind, ...] = (
     detach_estimate.KIND,
     alias_out_of_place.KIND,
+    snapshot_out_of_place.KIND,
     cache_decorator.KIND,
     cache_flag.KIND,
     recounted_term.KIND,
