@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from autoclone.codemods.rewrites import statement_replaced
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.fixes._ast import LOOPS, innermost
+from autoclone.fixes._ast import FUNCTIONS, LOOPS, innermost
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.parsed import parsed
 
 KIND_NAME = "loop_out_of_place"
 
@@ -76,17 +77,63 @@ def rebuilt(found: Diagnosis, ctx: Context) -> Site | None:
     return statement_replaced(file, loop, code, KIND_NAME, KIND_NAME, name)
 
 
+def _loaded(nodes: list[ast.stmt], names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+               for stmt in nodes for n in ast.walk(stmt))  # fmt: skip
+
+
+def rebound(found: Diagnosis, ctx: Context) -> Site | None:
+    """The write out of place on the loop's name, where the loop reads the name after it
+    and nothing after the loop reads what it walked; None elsewhere."""
+    if found.mutation is None:
+        return None
+    file, line = found.mutation
+    text = ctx.texts.get(file, "")
+    loop = innermost(text, line, LOOPS) if text else None
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name):
+        return None
+    name, block = loop.target.id, loop.body
+    index = next((i for i, s in enumerate(block) if s.lineno == line), -1)
+    stmt = block[index] if index >= 0 else None
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    method = call.func if isinstance(call, ast.Call) else None
+    if stmt is None or call is None or not (
+            isinstance(method, ast.Attribute) and method.attr.endswith("_")
+            and not method.attr.endswith("__") and isinstance(method.value, ast.Name)
+            and method.value.id == name and _loaded(block[index + 1:], {name})):  # fmt: skip
+        return None
+    scope: ast.AST = innermost(text, line, FUNCTIONS) or parsed(text)
+    walked = loop.iter
+    while isinstance(walked, ast.Subscript):  # ``out.hidden_states[-2:]``: the tuple walked
+        walked = walked.value
+    key = ast.unparse(walked)
+    end = loop.end_lineno or loop.lineno
+    if any(isinstance(n, ast.Name | ast.Attribute) and ast.unparse(n) == key
+           and getattr(n, "lineno", 0) > end for n in ast.walk(scope)):  # fmt: skip
+        return None
+    value = ast.unparse(call).replace(f".{method.attr}(", f".{method.attr[:-1]}(", 1)
+    return statement_replaced(file, stmt, f"{name} = {value}", KIND_NAME, f"{KIND_NAME}:rebound",
+                              name)  # fmt: skip
+
+
 class LoopOutOfPlace(Kind):
     name = KIND_NAME
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return is_conflict(found) and rebuilt(found, ctx) is not None
+        return is_conflict(found) and (rebuilt(found, ctx) or rebound(found, ctx)) is not None
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        site = rebuilt(found, ctx)
+        site = rebuilt(found, ctx) or rebound(found, ctx)
         return [Candidate(-1.2, (site,))] if site is not None else []  # before a rewrite
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.id.endswith(":rebound"):
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: the result "
+                f"goes into a new tensor bound to the loop's `{site.target}`, which the loop "
+                "reads next, so the tensor saved for backward keeps the values it had; "
+                "nothing after the loop reads what it walked, and the numbers are the same."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}`: each tensor of "
             f"`{site.target}` is replaced by a new one with the written values, so the tensors "
