@@ -187,7 +187,8 @@ class _Repair:
             return base
         base.reference = reference.describe()
         ctx = self._context({**seen, **evidence, "label_leaks": self._label_leaks})
-        start = _Point(found, first.error.line if first.error else found.line, first.backward)
+        start = _Point(found, first.error.line if first.error else found.line, first.backward,
+                       _failing_frame(first, lambda frame: frame))
         report = self._repair(base, start, kinds, reference, limit, ctx)
         scored = score_weights.refused(first.score_weights)
         if report.status == rp.UNFIXABLE and scored:  # the program's own wrong gradient first
@@ -280,7 +281,7 @@ class _Repair:
             if _broke_itself(outcome, at, cand):  # ``total.detach()`` of a float: not a try
                 budget += 1
                 continue
-            moved = at != point.found.failing
+            moved = at not in (point.found.failing, point.frame)
             further = _got_further(outcome, verified.run, point, moved, _cuts_nothing(kind, cand))
             if len(kept) + 1 >= MAX_ROUNDS or not further:
                 continue
@@ -332,7 +333,9 @@ class _Repair:
                              "completed": (traced.losses[:done], traced.grads[:done])})  # fmt: skip
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
-        return _Point(found, traced.error.line if traced.error else "", traced.backward), deeper
+        at = _failing_frame(traced, self._original_lines(verified))
+        return _Point(found, traced.error.line if traced.error else "", traced.backward,
+                      at), deeper
 
     def _note_beyond(self, point: _Point, verified: _Verified, tried: bool) -> None:
         """The first path that got past a conflict to an error no round repaired (no kind

@@ -36,6 +36,9 @@ class _Point(NamedTuple):
     found: Diagnosis
     line: str
     backward: int
+    #: The run's own innermost frame of the error (a framework's ``trainer.fit(...)``
+    #: where the tracer names the loss line): a patched run failing there did not move
+    frame: Frame | None = None
 
 
 @dataclass(frozen=True)

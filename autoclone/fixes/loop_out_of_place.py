@@ -108,9 +108,12 @@ def rebound(found: Diagnosis, ctx: Context) -> Site | None:
         walked = walked.value
     key = ast.unparse(walked)
     end = loop.end_lineno or loop.lineno
+    counted = {id(n.args[0]) for n in ast.walk(scope) if isinstance(n, ast.Call)
+               and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args}  # fmt: skip
     if any(isinstance(n, ast.Name | ast.Attribute) and ast.unparse(n) == key
-           and getattr(n, "lineno", 0) > end for n in ast.walk(scope)):  # fmt: skip
-        return None
+           and getattr(n, "lineno", 0) > end and id(n) not in counted
+           for n in ast.walk(scope)):  # fmt: skip
+        return None  # ``len(maps)`` after the loop reads no value
     value = ast.unparse(call).replace(f".{method.attr}(", f".{method.attr[:-1]}(", 1)
     return statement_replaced(file, stmt, f"{name} = {value}", KIND_NAME, f"{KIND_NAME}:rebound",
                               name)  # fmt: skip
