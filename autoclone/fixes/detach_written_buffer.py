@@ -1,5 +1,5 @@
-"""``self.cache_k = self.cache_k.detach()`` just before a forward writes a registered buffer
-in place with values that carry a graph, and reads it back.
+"""``self.cache_k = self.cache_k.detach()`` before a forward writes a buffer it reads back
+with values that carry a graph.
 
 LLaMA's reference attention keeps a KV cache as buffers and always attends through it:
 ``self.cache_k[:b, s:s + n] = xk`` then ``keys = self.cache_k[:b, :s + n]``. Trained, the
