@@ -62,16 +62,14 @@ def moved(found: Diagnosis, ctx: Context) -> Site | None:
 
 class BackwardInBlock(Kind):
     name = KIND_NAME
+    classes = (INPLACE_VERSION,)
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        try:
-            return moved(found, ctx) is not None
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        site = moved(found, ctx)
+        return [site] if site is not None else []
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        site = moved(found, ctx)
-        return [Candidate(-1.0, (site,))] if site is not None else []
+        return [Candidate(-1.0, (s,)) for s in self.edits(found, ctx)]  # before any clone
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (

@@ -18,6 +18,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import DETACH, INPLACE, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.fixes._ast import FUNCTIONS
@@ -82,12 +83,10 @@ class DetachWrittenBuffer(Kind):
     name = KIND_NAME
     reference = NONE
     keeps_prefix = True
+    classes = (BACKWARD_TWICE, INPLACE_VERSION)
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        try:
-            return bool(buffer_cuts(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return buffer_cuts(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         sites = buffer_cuts(found, ctx)

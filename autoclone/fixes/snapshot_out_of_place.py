@@ -64,12 +64,10 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
 class SnapshotOutOfPlace(Kind):
     name = KIND_NAME
     reference = NONE
+    classes = (INPLACE_VERSION,)
 
-    def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        try:
-            return bool(sites(found, ctx))
-        except SyntaxError:
-            return False
+    def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
+        return sites(found, ctx)
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         return [Candidate(-1.0, (s,)) for s in sites(found, ctx)]
