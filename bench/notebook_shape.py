@@ -72,7 +72,8 @@ def judge(case: Path) -> tuple[str, str]:
         shutil.copytree(case, work, ignore=shutil.ignore_patterns(*ANSWERS))
         (work / "input.ipynb").write_text(json.dumps(notebook((case / "input.py").read_text())))
         done = subprocess.run([sys.executable, "-m", "autoclone", "fix", "input.ipynb",
-                               "--dry-run", "--format", "json"], cwd=work, capture_output=True,
+                               "--dry-run", "--format", "json", "--timeout",
+                               str(spec.get("timeout", 60))], cwd=work, capture_output=True,
                               text=True, timeout=600, check=False)  # fmt: skip
     try:
         report = json.loads(done.stdout)
@@ -84,8 +85,8 @@ def judge(case: Path) -> tuple[str, str]:
     if report.get("status") != spec["status"]:
         problems.append(f"status {report.get('status')} (script: {spec['status']})")
     said = report.get("error_class") or report.get("summary", "").split(":")[0]
-    if spec.get("error_class") and spec["status"] != "fixed" and said != spec["error_class"]:
-        problems.append(f"class {said}")  # a fixed report names kinds, not its class
+    if spec.get("error_class") and spec["status"] == "unfixable" and said != spec["error_class"]:
+        problems.append(f"class {said}")  # only a refusal's summary names its class
     if spec["status"] == "fixed" and want and kinds != want:
         problems.append(f"kinds {kinds} (script: {want})")
     if report.get("runs", 0) > spec.get("max_runs", 99):
