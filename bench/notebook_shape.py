@@ -84,7 +84,7 @@ def judge(case: Path) -> tuple[str, str]:
     problems = []
     if report.get("status") != spec["status"]:
         problems.append(f"status {report.get('status')} (script: {spec['status']})")
-    said = report.get("error_class") or report.get("summary", "").split(":")[0]
+    said = report.get("error_class") or (report.get("summary", "").split() or [""])[0].rstrip(":")
     if spec.get("error_class") and spec["status"] == "unfixable" and said != spec["error_class"]:
         problems.append(f"class {said}")  # only a refusal's summary names its class
     if spec["status"] == "fixed" and want and kinds != want:

@@ -116,7 +116,8 @@ class ParametrizeUncached(Kind):
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
         return [
-            "no value changes: caching only saves recomputing the weight; to keep that "
+            "no value changes: caching only saves recomputing the weight (its gradient is "
+            "then summed over each use instead of once, equal up to rounding); to keep that "
             "saving, open the cache around each forward pass instead (`with P.cached(): "
             "out = model(x)`), as the parametrize documentation shows"
         ]
