@@ -7,7 +7,8 @@ open, graph included. Opened around a whole training loop, or entered in an epoc
 and left at the epoch's end, it hands the next step the weight computed before the last
 ``backward()`` freed its graph, and before the optimizer changed what it was computed
 from (pytorch/pytorch#71062). Caching changes no value, only how often a weight is
-computed: without it every step computes its own weight, as the documented use (the
+computed (and the order its gradient is summed in, equal up to rounding): without it
+every step computes its own weight, as the documented use (the
 context around one forward pass) does, so the calls the original completed come out the
 same (``keeps_prefix``). The note says the faster form: the context around each forward.
 """
