@@ -37,7 +37,11 @@ def cells(source: str) -> list[str]:
     """One cell per top-level statement, with the lines above it since the last one."""
     lines = source.splitlines(keepends=True)
     out, start = [], 0
-    for node in ast.parse(source).body:
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:  # a fixture about bad input: one cell, as pasted
+        return [source]
+    for node in body:
         out.append("".join(lines[start : node.end_lineno]))
         start = node.end_lineno or start
     if out:
