@@ -1,0 +1,1 @@
+"""Node classification with a small graph-attention network (synthetic SBM graph)."""

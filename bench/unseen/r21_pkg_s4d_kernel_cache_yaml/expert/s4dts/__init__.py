@@ -1,0 +1,1 @@
+"""Time-series classification with a small S4D (diagonal state-space) model."""
