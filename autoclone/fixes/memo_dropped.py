@@ -2,6 +2,10 @@
 every call: ``if self.table is None: self.table = self.mlp(self.feats)`` becomes
 ``self.table = self.mlp(self.feats)``.
 
+The same for a memo read back by an early return (CoOp's text features:
+``if self.cache and self._text_cache is not None: return self._text_cache``, then
+``self._text_cache = feats``): the early return is dropped.
+
 A time-embedding table run through a trained MLP once and kept (a DDPM's
 ``self.temb_table``), an S4 kernel kept per sequence length (``if L not in self._k_cache:
 self._k_cache[L] = self.kernel(L)``): the memo hands every later step the value made
@@ -17,13 +21,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.rewrites import statement_replaced
-from autoclone.codemods.sites import Site
+from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
+from autoclone.edits import TextEdit
+from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.parsed import parsed
+from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "memo_dropped"
 
@@ -53,6 +60,31 @@ def _guard(tree: ast.Module, line: int) -> tuple[ast.If, ast.Assign] | None:
     return None
 
 
+def _early_return(text: str, line: int) -> Site | None:
+    """The ``if`` of the function around ``line`` that returns a memo the function also
+    stores (``if ... self.x is not None: return self.x`` with ``self.x = ...`` below),
+    dropped."""
+    fn = innermost(text, line, FUNCTIONS)
+    if fn is None:
+        return None
+    stored = {_held(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
+                and isinstance(node.body[0], ast.Return) and node.body[0].value is not None):
+            continue
+        held = _held(node.body[0].value)
+        if held and held in stored and any(ast.unparse(n) == held for n in ast.walk(node.test)):
+            end = node.end_lineno or node.lineno
+            return Site(id=f"{node.lineno}:{node.col_offset}:{KIND_NAME}:return", file="",
+                        line=node.lineno,
+                        col=node.col_offset, kind=STATEMENT, target=held,
+                        code=(ast.get_source_segment(text, node) or "").splitlines()[0],
+                        start=(node.lineno, node.col_offset), end=(end, 0), depth=0,
+                        fix=KIND_NAME, rewrite=tuple(TextEdit(n, 0, "", drop_line=True)
+                                                     for n in range(node.lineno, end + 1)))
+    return None
+
+
 def memos(found: Diagnosis, ctx: Context) -> list[Site]:
     if not crosses_iterations(found):
         return []
@@ -60,6 +92,10 @@ def memos(found: Diagnosis, ctx: Context) -> list[Site]:
     for file, line in found.producer_frames:
         text = ctx.texts.get(file, "")
         guarded = _guard(parsed(text), line) if text else None
+        early = _early_return(text, line) if text and guarded is None else None
+        if early is not None:
+            early = replace(early, id=f"{file}:{early.id}", file=file)
+            out.setdefault(early.id, early)
         if guarded is None:
             continue
         branch, stmt = guarded
@@ -84,6 +120,13 @@ class MemoDropped(Kind):
         return [Candidate(-1.15, tuple(sites))] if sites else []  # before any detach
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.id.endswith(":return"):
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: the early return of "
+                f"`{site.target}` dropped: the memo handed every later step a value made "
+                "from trained parameters, with the graph the last backward freed; computed "
+                "on each call, it has the current parameters' values and graph."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.code}` on every call: "
             f"`{site.target}` kept a value made from trained parameters, with its graph, "
