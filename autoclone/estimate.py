@@ -31,15 +31,18 @@ BUDGET = 20_000
 TRIED, KEPT = 12, 3
 
 
-def cuts(weight: Any, roots: Iterable[Any]) -> list[Frame]:
+def cuts(weight: Any, roots: Iterable[Any], targets: Iterable[Any] = ()) -> list[Frame]:
     """The user lines (innermost frame) where detaching cuts ``weight`` (a ``grad_fn``)
     from every parameter and takes nothing else from the loss whose graph starts at
-    ``roots``; none when a walk runs past its budget."""
+    ``roots``; none when a walk runs past its budget. What the loss reaches only through
+    a loss's target (``targets``: a return the critic regresses on, made from the same
+    rewards) is no training the cut may keep: a target is a constant too."""
     lines = _lines_by_depth(weight)
     if lines is None:
         return []
     roots = [r for r in roots if r is not None]
-    kept_by_weight = _params(roots, {id(weight)})
+    labels = {id(t) for t in targets if t is not None}
+    kept_by_weight = _params(roots, {id(weight)} | labels)
     if kept_by_weight is None:
         return []
     out: list[Frame] = []
@@ -47,7 +50,7 @@ def cuts(weight: Any, roots: Iterable[Any]) -> list[Frame]:
         blocked = {id(n) for n in nodes}
         if _params([weight], blocked) != set():
             continue  # the weight still reaches a parameter around this line
-        if _params(roots, blocked) != kept_by_weight:
+        if _params(roots, blocked | labels) != kept_by_weight:
             continue  # the loss would lose a parameter it trains otherwise
         out.append(frame)
         if len(out) >= KEPT:

@@ -171,6 +171,8 @@ class Tracer:
         #: losses that took a target requiring grad, with the stacks only the target's graph
         #: was made on (``note_target``)
         self.targets: list[dict[str, Any]] = []
+        #: The graph nodes of the last targets with a graph that losses took
+        self.target_nodes: list[Any] = []
         #: The user's frames of each backward call that frees its graph, by epoch
         self.call_frames: dict[int, list[Frame]] = {}
 
@@ -284,7 +286,8 @@ class Tracer:
             **self._target_of(record.frames),
         }
         if self.weight is not None and self.in_backward:
-            self.diagnosis["estimate_cut_frames"] = estimate.cuts(self.weight, self.roots)
+            self.diagnosis["estimate_cut_frames"] = estimate.cuts(self.weight, self.roots,
+                                                                  self.target_nodes)
 
     def _target_of(self, saved: Any) -> dict[str, Any]:
         """The frames of a loss whose target's graph alone was made where the tensor was
@@ -304,6 +307,7 @@ class Tracer:
         """A loss took a target that requires grad: note the lines whose graph reaches the
         loss only through its target (labels guessed by averaging predictions in place).
         A conflict saved on such a line needs no out-of-place rewrite but a constant."""
+        self.target_nodes = [*self.target_nodes[-7:], _grad_fn(target)]
         if len(self.targets) >= 8:
             return
         self._cached = None  # the loss's own line, not the last torch call's

@@ -19,23 +19,34 @@ no log-probability is weighted by a graph any more.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ASSIGN, Site
 from autoclone.diagnose import Diagnosis, where
+from autoclone.fixes._ast import holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.fixes.detach import detach_at
+from autoclone.parsed import parsed
 
 
-def assignments(found: Diagnosis, sites: Sequence[Site]) -> list[Site]:
+def assignments(found: Diagnosis, ctx: Context) -> list[Site]:
     """The assignment statement on each cut line, deepest line first: the value bound
-    there is what the estimate reads."""
+    there is what the estimate reads; or the value a ``return`` of one value gives back
+    there (a GAIL reward, ``return -F.logsigmoid(-logits)``)."""
     out = []
     for file, line in found.estimate_cuts:
-        here = [s for s in sites if s.file == file and s.kind == ASSIGN
+        here = [s for s in ctx.sites if s.file == file and s.kind == ASSIGN
                 and s.start[0] <= line <= s.end[0]]  # fmt: skip
-        detached = [as_detach(s) for s in here]
-        out += [s for s in detached if s is not None][:1]
+        detached = [s for s in (as_detach(s) for s in here) if s is not None][:1]
+        text = ctx.texts.get(file, "")
+        held = holding(parsed(text), line) if text and not detached else None
+        stmt = held[1][held[2]] if held else None
+        if isinstance(stmt, ast.Return) and stmt.value is not None and \
+                not isinstance(stmt.value, ast.Tuple):  # fmt: skip
+            detached = [detach_at(file, text, stmt.value, "returned")]
+        out += detached
     return out
 
 
@@ -44,10 +55,13 @@ class DetachEstimate(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return bool(assignments(found, ctx.sites))
+        try:
+            return bool(assignments(found, ctx))
+        except SyntaxError:
+            return False
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        return ranked([[s] for s in assignments(found, ctx.sites)], start=-2.0)
+        return ranked([[s] for s in assignments(found, ctx)], start=-2.0)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         name = site.assigned or site.target
