@@ -74,7 +74,8 @@ def outward(event: str, args: tuple[Any, ...], loopback: bool = False) -> str | 
         host = host.decode("ascii", "replace")
     if not isinstance(host, str) or (local(host) and not (loopback and sends)):
         return None
-    if _unspecified(host):
+    ip = _ip(host)
+    if ip is not None and ip.is_unspecified:
         return None
     return f"{host}:{port}" if port not in (None, 0, "") else host
 
@@ -86,18 +87,16 @@ def local(host: str) -> bool:
         return True
     if name.count(":") == 1:  # host:port (an IPv6 address has more colons)
         return local(name.rsplit(":", 1)[0])
-    try:
-        ip = ipaddress.ip_address(name.split("%")[0])
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_unspecified
+    ip = _ip(name)
+    return ip is not None and (ip.is_loopback or ip.is_unspecified)
 
 
-def _unspecified(host: str) -> bool:
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host is written as (``[::1]``, ``fe80::1%eth0``), or None for a name."""
     try:
-        return ipaddress.ip_address(host.strip("[]").split("%")[0]).is_unspecified
+        return ipaddress.ip_address(host.strip("[]").split("%")[0])
     except ValueError:
-        return False
+        return None
 
 
 def refuse(event: str, host: str) -> OSError:
@@ -107,6 +106,17 @@ def refuse(event: str, host: str) -> OSError:
     if event == _RESOLVE:
         return socket.gaierror(socket.EAI_NONAME, said)
     return OSError(errno.ENETUNREACH, said)
+
+
+def hint(hosts: Mapping[str, tuple[str, int]]) -> str:
+    """Where a run failed after reaching for a host beyond this machine, most likely for
+    want of the network trials do not have: what the error line adds, and the option."""
+    if not hosts:
+        return ""
+    host, (file, line) = next(iter(hosts.items()))
+    by = f" at {file}:{line}" if file else ""
+    return (f" (trials have no network, and the script tried to reach {host}{by}: "
+            "rerun with --allow-network to give them yours)")
 
 
 def notes(hosts: Mapping[str, tuple[str, int]], shown: int = 5) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 import libcst as cst
 
 from autoclone import launcher as launching
+from autoclone import network
 from autoclone import notebook as nbk
 from autoclone.child import ANOMALY, LOCATE
 from autoclone.codemods.knobs import Knob, find_knobs, merge
@@ -497,7 +498,7 @@ def first_run(
         _root_hint(first.error, project.root, options.cwd)
         or _outside_hint(first.error, project.root, options.cwd)
         or _module_hint(first.error, options)
-        or _network_hint(runner.hosts)
+        or network.hint(runner.hosts)
     )
     if not hint:
         return first
@@ -580,17 +581,6 @@ def _outside_hint(error: ErrorInfo, root: Path, cwd: Path) -> str:
         f" ({what} is found in {_shown(found, cwd)}/, outside the project root "
         f"{_shown(root, cwd)}/ that trials copy: {_root_for(found, root, cwd)})"
     )
-
-
-def _network_hint(hosts: Mapping[str, tuple[str, int]]) -> str:
-    """A run that failed after reaching for a host beyond this machine most likely failed
-    for want of the network trials do not have: say so, and how to give it."""
-    if not hosts:
-        return ""
-    host, (file, line) = next(iter(hosts.items()))
-    by = f" at {file}:{line}" if file else ""
-    return (f" (trials have no network, and the script tried to reach {host}{by}: "
-            "rerun with --allow-network to give them yours)")
 
 
 def _root_for(path: Path, root: Path, cwd: Path) -> str:

@@ -600,16 +600,17 @@ def _load(
         conflict=_error(conflict["error"], project, outer) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project, outer),
-        writes={
-            path: _relative([where], project, outer)[0]
-            for path, where in (data.get("writes") or {}).items()
-        },  # fmt: skip
+        writes=_relative_lines(data.get("writes"), project, outer),
         refused=_relative_diagnosis(data.get("refused"), project, outer),
-        hosts={
-            host: _relative([where], project, outer)[0]
-            for host, where in (data.get("hosts") or {}).items()
-        },  # fmt: skip
+        hosts=_relative_lines(data.get("hosts"), project, outer),
     )
+
+
+def _relative_lines(
+    lines: Mapping[str, Any] | None, project: Path, outer: Mapping[str, str] | None
+) -> dict[str, tuple[str, int]]:
+    """What the audit hook saw (a path written, a host reached) -> the user's line."""
+    return {key: _relative([where], project, outer)[0] for key, where in (lines or {}).items()}
 
 
 def _outside(trial: Path, writes: Mapping[str, tuple[str, int]]) -> tuple[isolation.Change, ...]:

@@ -264,12 +264,16 @@ def statement_replaced(
                 fix=fix, rewrite=edits)  # fmt: skip
 
 
-def line_dropped(file: str, line: int, code: str, target: str, fix: str) -> Site:
-    """The one-line statement ``code`` on ``line`` removed: a decorator that disables grad
-    or caches a tensor."""
+def line_dropped(
+    file: str, line: int, code: str, target: str, fix: str, end: int | None = None
+) -> Site:
+    """The statement ``code`` on ``line`` (to ``end``) removed: a decorator that disables
+    grad or caches a tensor, a memo's early return."""
+    last = end or line
     return Site(id=f"{file}:{line}:0:{fix}", file=file, line=line, col=0, kind=STATEMENT,
-                target=target, code=code, start=(line, 0), end=(line, 0), depth=0, fix=fix,
-                rewrite=(TextEdit(line, 0, "", drop_line=True),))  # fmt: skip
+                target=target, code=code, start=(line, 0), end=(last, 0), depth=0, fix=fix,
+                rewrite=tuple(TextEdit(n, 0, "", drop_line=True)
+                              for n in range(line, last + 1)))  # fmt: skip
 
 
 def statement_moved(file: str, line: int, code: str, to: int, indent: str, fix: str) -> Site:

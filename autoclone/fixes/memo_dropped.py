@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
-from autoclone.codemods.rewrites import statement_replaced
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.rewrites import line_dropped, statement_replaced
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import innermost, parsed
@@ -60,7 +58,7 @@ def _guard(tree: ast.Module, line: int) -> tuple[ast.If, ast.Assign] | None:
     return None
 
 
-def _early_return(text: str, line: int) -> Site | None:
+def _early_return(file: str, text: str, line: int) -> Site | None:
     """The ``if`` of the function around ``line`` that returns a memo the function also
     stores (``if ... self.x is not None: return self.x`` with ``self.x = ...`` below),
     dropped."""
@@ -74,14 +72,8 @@ def _early_return(text: str, line: int) -> Site | None:
             continue
         held = _held(node.body[0].value)
         if held and held in stored and any(ast.unparse(n) == held for n in ast.walk(node.test)):
-            end = node.end_lineno or node.lineno
-            return Site(id=f"{node.lineno}:{node.col_offset}:{KIND_NAME}:return", file="",
-                        line=node.lineno,
-                        col=node.col_offset, kind=STATEMENT, target=held,
-                        code=(ast.get_source_segment(text, node) or "").splitlines()[0],
-                        start=(node.lineno, node.col_offset), end=(end, 0), depth=0,
-                        fix=KIND_NAME, rewrite=tuple(TextEdit(n, 0, "", drop_line=True)
-                                                     for n in range(node.lineno, end + 1)))
+            code = (ast.get_source_segment(text, node) or "").splitlines()[0]
+            return line_dropped(file, node.lineno, code, held, KIND_NAME, node.end_lineno)
     return None
 
 
@@ -92,9 +84,8 @@ def memos(found: Diagnosis, ctx: Context) -> list[Site]:
     for file, line in found.producer_frames:
         text = ctx.texts.get(file, "")
         guarded = _guard(parsed(text), line) if text else None
-        early = _early_return(text, line) if text and guarded is None else None
+        early = _early_return(file, text, line) if text and guarded is None else None
         if early is not None:
-            early = replace(early, id=f"{file}:{early.id}", file=file)
             out.setdefault(early.id, early)
         if guarded is None:
             continue
@@ -120,7 +111,7 @@ class MemoDropped(Kind):
         return [Candidate(-1.15, tuple(sites))] if sites else []  # before any detach
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
-        if site.id.endswith(":return"):
+        if all(edit.drop_line for edit in site.rewrite):  # the early return, dropped
             return (
                 f"Fix at {where((site.file, site.line), lines)}: the early return of "
                 f"`{site.target}` dropped: the memo handed every later step a value made "
