@@ -10,7 +10,7 @@ judged against it, and the sentences that explain a chosen edit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from autoclone.codemods.sites import Site
@@ -171,6 +171,13 @@ class Kind:
     def advice(self, found: Diagnosis, ctx: Context) -> str:
         """What a person would do where this kind offers nothing: ends every refusal."""
         return ""
+
+
+def calls_before(reference: Reference, ctx: Context) -> Reference:
+    """An earlier conflict's reference with only the calls before the failing one: for an
+    edit that changes, on purpose, what the failing call and those after it compute."""
+    at = int(ctx.evidence.get("before", 0))
+    return replace(reference, losses=reference.losses[:at], grads=reference.grads[:at])
 
 
 def every_update_reached(run: RunResult, outcome: Outcome) -> Outcome:

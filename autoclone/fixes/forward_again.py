@@ -22,14 +22,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from autoclone.classify import BACKWARD_TWICE
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import holding
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, calls_before
 from autoclone.oracle import Reference
 from autoclone.parsed import parsed
 
@@ -111,8 +110,7 @@ class ForwardAgain(Kind):
     def rebased(self, reference: Reference, ctx: Context) -> Reference:
         """The failing call now differentiates a loss computed after the step: an earlier
         conflict's reference holds the old loss there, so only the calls before it stay."""
-        at = int(ctx.evidence.get("before", 0))
-        return replace(reference, losses=reference.losses[:at], grads=reference.grads[:at])
+        return calls_before(reference, ctx)
 
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]

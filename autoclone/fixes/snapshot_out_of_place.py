@@ -21,7 +21,7 @@ from autoclone.classify import INPLACE_VERSION
 from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.fixes._ast import LOOPS
-from autoclone.fixes.base import NONE, Candidate, Context, Kind
+from autoclone.fixes.base import NONE, Candidate, Context, Kind, calls_before
 from autoclone.oracle import Reference
 from autoclone.parsed import innermost
 
@@ -75,8 +75,7 @@ class SnapshotOutOfPlace(Kind):
     def rebased(self, reference: Reference, ctx: Context) -> Reference:
         """The list now holds each pass's value: an earlier conflict's reference holds the
         alias's numbers from the failing call on, so only the calls before it stay."""
-        at = int(ctx.evidence.get("before", 0))
-        return replace(reference, losses=reference.losses[:at], grads=reference.grads[:at])
+        return calls_before(reference, ctx)
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
         return (
