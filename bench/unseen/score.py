@@ -4,9 +4,11 @@
 For every case folder whose name starts with the optional prefix, the case is copied to a
 temporary directory without the answers (expert.py, expert/, expected.json, README.md),
 `autoclone fix input.py --format json --dry-run` is run there, and the JSON patch is applied
-with `git apply`. The patched script and the expert's version are run and their stdout
-compared: identical output is `ok`, different output is `WRONG PATCH`; a status other than
-the expected one is a `miss`. Only the CLI and the standard library are used.
+with `git apply`. A notebook case (``"notebook"`` in expected.json) is fixed in its copy
+without `--dry-run`, since a notebook's patch is shown per cell, and notebooks are run as
+their code cells joined into one script. The patched script and the expert's version are
+run and their stdout compared: identical output is `ok`, different output is `WRONG PATCH`;
+a status other than the expected one is a `miss`. Only the CLI and the standard library are used.
 
     python bench/unseen/score.py            # every case
     python bench/unseen/score.py r3_        # the cases whose name starts with r3_
@@ -28,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ANSWERS = ("expert.py", "expert", "expected.json", "README.md", "__pycache__")
+ANSWERS = ("expert.py", "expert.ipynb", "expert", "expected.json", "README.md", "__pycache__")
+NOTEBOOK_SCRIPT = "notebook_cells.py"
 FIX_TIMEOUT = 1800
 RUN_TIMEOUT = 300
 
@@ -84,10 +87,32 @@ def load_expected(case: Path) -> tuple[str, list[str]]:
 
 
 def load_entry(case: Path) -> list[str]:
-    """What follows ``python`` (and ``autoclone fix``): ``input.py``, or ``-m pkg.train``
-    for a package run as a module (``"module"``)."""
+    """What follows ``autoclone fix``: ``input.py``, ``-m pkg.train`` for a package run as a
+    module (``"module"``), or the notebook (``"notebook"``)."""
     spec = json.loads((case / "expected.json").read_text())
+    if spec.get("notebook"):
+        return [spec["notebook"]]
     return ["-m", spec["module"]] if spec.get("module") else ["input.py"]
+
+
+def notebook_of(case: Path) -> str | None:
+    return json.loads((case / "expected.json").read_text()).get("notebook")
+
+
+def script_entry(case: Path, work: Path) -> list[str]:
+    """What follows ``python`` to run the case in ``work``: a notebook's code cells are
+    written, joined in order, to one script first."""
+    notebook = notebook_of(case)
+    if not notebook:
+        return load_entry(case)
+    cells = json.loads((work / notebook).read_text())["cells"]
+    code = [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in cells
+        if c.get("cell_type") == "code"
+    ]
+    (work / NOTEBOOK_SCRIPT).write_text("\n".join(code) + "\n")
+    return [NOTEBOOK_SCRIPT]
 
 
 def copy_case(case: Path, dest: Path) -> Path:
@@ -99,6 +124,8 @@ def copy_expert(case: Path, dest: Path) -> Path:
     copy_case(case, dest)
     if (case / "expert").is_dir():
         shutil.copytree(case / "expert", dest, dirs_exist_ok=True)
+    elif notebook_of(case):
+        shutil.copy(case / "expert.ipynb", dest / str(notebook_of(case)))
     else:
         shutil.copy(case / "expert.py", dest / "input.py")
     return dest
@@ -108,8 +135,11 @@ def autoclone_cmd() -> str:
     return shutil.which("autoclone") or str(Path(sys.executable).parent / "autoclone")
 
 
-def repair(work: Path, args: list[str], entry: tuple[str, ...] = ("input.py",)) -> dict:
-    cmd = [autoclone_cmd(), "fix", *entry, "--format", "json", "--dry-run"]
+def repair(
+    work: Path, args: list[str], entry: tuple[str, ...] = ("input.py",), write: bool = False
+) -> dict:
+    """``autoclone fix``'s JSON report; with ``write`` the fix is written into ``work``."""
+    cmd = [autoclone_cmd(), "fix", *entry, "--format", "json", *([] if write else ["--dry-run"])]
     done = run([*cmd, "--", *args] if args else cmd, work, FIX_TIMEOUT)
     try:
         return json.loads(done.stdout)
@@ -135,19 +165,28 @@ def first_difference(got: str, want: str) -> str:
     return ""
 
 
-def compare_with_expert(case: Path, tmp: Path, patch: str, args: list[str]) -> tuple[str, str]:
-    """Apply the patch to a fresh copy, run it and the expert; return (verdict, detail)."""
+def patched_copy(case: Path, tmp: Path, patch: str) -> tuple[Path, str]:
+    """A fresh copy with the patch applied (a notebook: the copy ``fix`` wrote), or why not."""
     work = copy_case(case, tmp / "patched")
     if not patch.strip():
-        return "WRONG PATCH", "status fixed but the patch is empty"
-    problem = apply_patch(work, patch)
+        return work, "status fixed but the patch is empty"
+    notebook = notebook_of(case)
+    if notebook:
+        shutil.copy(tmp / "work" / notebook, work / notebook)
+        return work, ""
+    return work, apply_patch(work, patch)
+
+
+def compare_with_expert(case: Path, tmp: Path, patch: str, args: list[str]) -> tuple[str, str]:
+    """Apply the patch to a fresh copy, run it and the expert; return (verdict, detail)."""
+    work, problem = patched_copy(case, tmp, patch)
     if problem:
         return "WRONG PATCH", problem
-    script = [sys.executable, *load_entry(case), *args]
-    expert = run(script, copy_expert(case, tmp / "expert"), RUN_TIMEOUT)
+    expert_dir = copy_expert(case, tmp / "expert")
+    expert = run([sys.executable, *script_entry(case, expert_dir), *args], expert_dir, RUN_TIMEOUT)
     if expert.code != 0:
         return "BAD CASE", f"the expert run failed: {expert.stderr.strip()[-300:]}"
-    patched = run(script, work, RUN_TIMEOUT)
+    patched = run([sys.executable, *script_entry(case, work), *args], work, RUN_TIMEOUT)
     if patched.code != 0:
         tail = (patched.stderr.strip().splitlines() or [""])[-1]
         return "WRONG PATCH", f"the patched script fails: {tail}"
@@ -164,7 +203,8 @@ def judge(case: Path) -> Result:
     result = Result(case.name, expected)
     with tempfile.TemporaryDirectory(prefix=f"score_{case.name}_") as name:
         tmp = Path(name)
-        report = repair(copy_case(case, tmp / "work"), args, tuple(load_entry(case)))
+        work = copy_case(case, tmp / "work")
+        report = repair(work, args, tuple(load_entry(case)), write=bool(notebook_of(case)))
         result.status = str(report.get("status"))
         result.runs = str(report.get("runs", "-"))
         result.seconds = str(report.get("seconds", "-"))
