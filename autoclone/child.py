@@ -323,7 +323,12 @@ def _install_grad_watch(state: _State) -> None:
 
     @functools.wraps(original)
     def grad(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
+        try:
+            result = original(*args, **kwargs)
+        except RuntimeError as exc:
+            if state.tracer is not None:
+                state.tracer.grad_failed(args[0] if args else kwargs.get("outputs"), str(exc))
+            raise
         if state.tracer is not None:
             named = dict(zip(("retain_graph", "create_graph"), args[3:5], strict=False))
             state.tracer.grad_called({**named, **kwargs}, result,

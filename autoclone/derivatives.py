@@ -22,6 +22,8 @@ from autoclone.trace_base import Frame, _grad_fn, _reaches, _tensors
 
 #: Tensors followed at most (a long run's derivatives are met again and again)
 LIMIT = 50_000
+#: Nodes of a freed graph noted, and walked from a term to find one of them
+FREED_NODES = 4096
 #: Calls that scale one operand by another: a derivative given to one with a tensor that
 #: requires grad weights that tensor, a use that means the derivative as a constant
 _SCALING = frozenset({"mul", "rmul", "matmul", "rmatmul", "mm", "bmm", "mv", "dot", "einsum",
@@ -44,6 +46,9 @@ class Derived:
         #: the terms it weighted, and the tensors made from them by linear calls
         self._weighted: dict[int, weakref.ReferenceType[torch.Tensor]] = {}
         self._fitted = False  # a weighted term went through a call that is not linear
+        #: the interior nodes of the graph the last freeing call ran through (its buffers
+        #: freed; the parameters' ``AccumulateGrad`` nodes, shared by every graph, left out)
+        self._freed: list[Any] = []
 
     @property
     def weights(self) -> bool:
@@ -84,10 +89,30 @@ class Derived:
         if op not in _SCALING:
             return
         pairs = list(zip(tensors, held, strict=True))
-        if any(h and t.numel() > 1 for t, h in pairs) and any(
-            t.requires_grad and not h for t, h in pairs
-        ):
+        graphs = [t for t, h in pairs if t.requires_grad and not h]
+        if (graphs and any(h and t.numel() > 1 for t, h in pairs)) or self._reads_freed(graphs):
             self._weighted.update((id(t), weakref.ref(t)) for t in outs if t.requires_grad)
+
+    def freed(self, roots: list[Any]) -> None:
+        """A call without ``create_graph`` or ``retain_graph`` ran through ``roots``' graph."""
+        nodes: list[Any] = []
+        queue, seen = [r for r in roots if r is not None], set[int]()
+        while queue and len(seen) < FREED_NODES:
+            node = queue.pop()
+            if id(node) not in seen:
+                seen.add(id(node))
+                nodes += [] if hasattr(node, "variable") else [node]
+                queue += [child for child, _ in node.next_functions if child is not None]
+        self._freed = nodes
+
+    def _reads_freed(self, graphs: list[torch.Tensor]) -> bool:
+        """One of ``graphs`` is made from the graph the derivative's call freed: a number
+        made from the derivative scaling the loss's own term (VQGAN's adaptive weight
+        ``d_weight * g_loss``, a norm ratio) weights it, where a learned coefficient of a
+        fitted penalty (``lam * r1``) reads a graph of its own."""
+        return bool(self._freed) and any(
+            _reaches([t.grad_fn], self._freed, budget=FREED_NODES) for t in graphs
+        )
 
     def _follow(self, op: str, outs: list[torch.Tensor]) -> None:
         """A weighted term given to a call: still linear in its weights, or fitted."""
@@ -114,6 +139,7 @@ class GradCalls:
             self.derived.add(result)
         if not (kwargs.get("retain_graph") or kwargs.get("create_graph")):
             roots = [_grad_fn(t) for t in _tensors((outputs,), None)]
+            self.derived.freed(roots)
             self.calls = [*self.calls[-15:], (epoch, frames(), roots)]
 
     def freeing(self, epoch: int, roots: list[Any]) -> list[Frame] | None:

@@ -517,6 +517,11 @@ class Tracer:
             self.call_frames[self.epoch] = self.frames()
         queue = [node for node in self.roots if node is not None]
         freed.mark(queue, self.epoch, frees)  # before this call frees what it runs
+        self._note_loss_frames(here)
+
+    def _note_loss_frames(self, here: list[Frame]) -> None:
+        """Where the loss was made: the first node of its graph made off the line ``here``."""
+        queue = [node for node in self.roots if node is not None]
         seen = 0
         while queue and seen < 64:
             node, seen = queue.pop(0), seen + 1
@@ -550,6 +555,15 @@ class Tracer:
             # a graph kept from an earlier pass that only a loss's target reads (a teacher's
             # logits cached once with grad on): the target is the constant to make
             self.diagnosis.update(self._target_of(carry["producer_frames"]))
+
+    def grad_failed(self, outputs: Any, message: str) -> None:
+        """A ``torch.autograd.grad`` call raised: diagnosed as a backward call that raised,
+        its roots the outputs differentiated (VQGAN's adaptive weight takes two derivatives
+        through one decoder, and the first call freed what the second runs through)."""
+        roots = list(_tensors((outputs,), None))
+        self.last_roots, self.roots = self.roots, [_grad_fn(t) for t in roots]
+        self._note_loss_frames(self.frames()[:1])
+        self.backward_failed(roots, message)
 
     def grad_called(self, kwargs: dict[str, Any], result: Any = (), outputs: Any = ()) -> None:
         """``torch.autograd.grad`` ran (``derivatives.GradCalls``)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from autoclone.derivatives import Derived
+from autoclone.derivatives import Derived, GradCalls
 
 
 def _call(derived: Derived, name: str, fn: Any, *args: Any) -> Any:
@@ -56,4 +56,37 @@ def test_a_scalar_derivative_scaling_a_term_is_not_taken_for_weights() -> None:
     derived, grad, feats = _derivative()
     norm = _call(derived, "norm", torch.norm, grad)
     _call(derived, "__mul__", torch.mul, norm, feats.sum())
+    assert not derived.weights
+
+
+def _freed_graph() -> tuple[GradCalls, torch.Tensor, torch.Tensor]:
+    """A decoder's output read by two losses; the derivative of the first, taken with
+    neither flag, freed the graph the second reads (VQGAN's adaptive weight)."""
+    torch.manual_seed(0)
+    weight = torch.rand(4, 4, requires_grad=True)
+    rec = torch.tanh(torch.rand(8, 4) @ weight)
+    nll = rec.abs().mean()
+    calls = GradCalls()
+    outputs = torch.autograd.grad(nll, weight)
+    calls.called({}, outputs, nll, 0, list)
+    return calls, outputs[0], rec
+
+
+def test_a_number_from_the_derivative_scaling_a_term_of_the_freed_graph_is_a_weight() -> None:
+    calls, grad, rec = _freed_graph()
+    derived = calls.derived
+    d_weight = _call(derived, "norm", torch.norm, grad)
+    g_loss = -rec.mean()  # reads the graph the call freed
+    scaled = _call(derived, "__mul__", torch.mul, d_weight, g_loss)
+    _call(derived, "__add__", torch.add, scaled, rec.pow(2).mean())
+    assert derived.weights
+
+
+def test_a_learned_coefficient_of_a_number_from_the_derivative_is_not_a_weight() -> None:
+    """``lam * r1``: the coefficient's graph is its own, so the penalty stays fitted."""
+    calls, grad, _ = _freed_graph()
+    derived = calls.derived
+    penalty = _call(derived, "pow", torch.pow, _call(derived, "norm", torch.norm, grad), 2)
+    log_lam = torch.zeros((), requires_grad=True)
+    _call(derived, "__mul__", torch.mul, log_lam.exp(), penalty)
     assert not derived.weights
