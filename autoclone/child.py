@@ -574,7 +574,7 @@ def main() -> None:
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:
-        from autoclone.tracer import install
+        from autoclone.trace_install import install
 
         state.tracer = install(own)
         _keep_forward_frames(state)

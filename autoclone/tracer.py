@@ -21,18 +21,18 @@ per (code, instruction): reading ``f_lineno`` scans the code's line table every 
 The running module is found by walking the stack when a write is recorded, instead of
 global module hooks, which would put every module call on ``nn.Module``'s slow path. A
 ``torch.optim`` step taken while nothing saved is alive runs without the mode (see
-``_quiet_optimizer_steps``): it could not record anything there.
+``trace_install._quiet_optimizer_steps``): it could not record anything there.
 
 Known limits: ``torch.func`` transforms refuse saved-tensor hooks (the caller reruns
 without the tracer), and user threads are not seen (hooks are thread-local).
 
 The records and the reads that never raise are in ``autoclone.trace_base``; naming a graph
-carried in a module's attribute is ``autoclone.carried_state``.
+carried in a module's attribute is ``autoclone.carried_state``; putting the probes in place
+(``install``) is ``autoclone.trace_install``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import re
 import sys
@@ -41,7 +41,6 @@ from dataclasses import asdict
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from autoclone import estimate, freed
 from autoclone.carried_state import stale_module_state
@@ -51,7 +50,6 @@ from autoclone.trace_base import (
     _CALL_IMPL,
     _MULTI,
     _OWN_FILES,
-    _READ,
     _READERS,
     _STAMP,
     _WRITE,
@@ -62,7 +60,6 @@ from autoclone.trace_base import (
     _grad_fn,
     _Holder,
     _in_optimizer,
-    _kind,
     _reaches,
     _running_module,
     _storage,
@@ -680,117 +677,3 @@ def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
     """The conflict's write was an optimizer's step (the other kind is an in-place op's)."""
     mutation = (diagnosis or {}).get("mutation") or {}
     return bool(mutation.get("optimizer"))
-
-
-class _Watch(TorchFunctionMode):
-    """Hands every torch call but an attribute read to ``Tracer.call``; what each function
-    can do is decided once, from its name (``_kind``)."""
-
-    def __init__(self, tracer: Tracer) -> None:
-        super().__init__()
-        self.call = tracer.call
-        self.kinds: dict[Any, tuple[str, int]] = {}
-
-    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        try:
-            name, kind = self.kinds[func]
-        except KeyError:
-            name, kind = _kind(func)
-            if len(self.kinds) < 10_000:
-                self.kinds[func] = name, kind
-        except TypeError:  # an unhashable callable
-            name, kind = _kind(func)
-        if kind == _READ:
-            return func(*args, **kwargs) if kwargs else func(*args)
-        return self.call(func, name, kind, args, kwargs)
-
-
-def _track_modules(tracer: Tracer) -> None:
-    """Where each library module was built, for ``inplace=True`` (the running module is
-    read from the stack when a write is recorded: see ``_running_module``)."""
-    original_init = torch.nn.Module.__init__
-
-    def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        with contextlib.suppress(TypeError):  # a module that cannot be weakly referenced
-            tracer.all_modules[id(self)] = self
-        if type(self).__module__.startswith("torch."):
-            tracer.modules.setdefault(id(self), tracer.frames(limit=1))
-
-    torch.nn.Module.__init__ = init  # type: ignore[method-assign]
-
-
-def _track_optimizers(tracer: Tracer) -> None:
-    """Every optimizer the script builds, weakly: a carried graph reaching what one of
-    them holds trains (``Tracer._trains``), whether or not it has stepped yet (a GAN's
-    generator optimizer, after the discriminator's step)."""
-    original_init = torch.optim.Optimizer.__init__
-
-    def init(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        with contextlib.suppress(TypeError):
-            tracer.optimizers[id(self)] = self
-
-    torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign]
-
-
-def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
-    """Run ``torch.optim`` steps without the mode while no saved tensor is alive.
-
-    Such a step (no closure, not ``differentiable``: it runs under ``no_grad``) makes no
-    graph node and saves nothing, and with nothing saved none of its writes can be
-    recorded: the mode would only add its cost to every one of its many small calls. A
-    step that raises leaves the mode off; the next saved tensor turns it back on."""
-    try:
-        from torch.optim.optimizer import (
-            register_optimizer_step_post_hook,
-            register_optimizer_step_pre_hook,
-        )
-
-        depth, top = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
-        pop, push = torch._C._pop_torch_function_stack, torch._C._push_on_torch_function_stack
-    except (ImportError, AttributeError):
-        return
-
-    def resume() -> None:
-        if tracer._suspended:
-            tracer._suspended = False
-            push(watch)
-
-    def before(optimizer: Any, args: Any, kwargs: Any) -> None:
-        tracer.steps += 1
-        tracer.in_step += 1
-        if (
-            tracer.live
-            or tracer._suspended
-            or len(args) > 1  # a closure: forward and backward inside the step
-            or kwargs
-            or not type(optimizer).__module__.startswith("torch.optim.")
-            or optimizer.defaults.get("differentiable")
-        ):
-            return
-        n = depth()
-        if n and top(n - 1) is watch:  # never reorder modes the script pushed itself
-            pop()
-            tracer._suspended = True
-
-    def after(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
-        tracer.in_step = max(tracer.in_step - 1, 0)
-        resume()
-
-    tracer._resume = resume
-    register_optimizer_step_pre_hook(before)
-    register_optimizer_step_post_hook(after)
-
-
-def install(prefix: Prefix) -> Tracer:
-    """Start tracing for the rest of the process; returns the tracer to read at the end."""
-    tracer = Tracer(prefix)
-    _track_modules(tracer)
-    _track_optimizers(tracer)
-    hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
-    hooks.__enter__()
-    watch = _Watch(tracer)
-    watch.__enter__()
-    _quiet_optimizer_steps(tracer, watch)
-    return tracer

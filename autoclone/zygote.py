@@ -56,7 +56,7 @@ def _warm_up() -> None:
     weight.sum().backward()
     optimizer.step()
     import autoclone.child  # noqa: F401
-    import autoclone.tracer  # noqa: F401
+    import autoclone.trace_install  # noqa: F401
 
 
 #: Never imported ahead: they pick a GUI backend, start services or fork on import.

@@ -5,7 +5,7 @@ Two parts, on the models of ``bench/tracer_overhead.py`` (each fixture's expert 
 1. Per-step time of the training loop, in-process, single-threaded, for:
 
    * ``untraced``: the script as written;
-   * ``tracer``: the shipped tracer (``autoclone.tracer.install``: saved-tensor hooks plus
+   * ``tracer``: the shipped tracer (``autoclone.trace_install.install``: saved-tensor hooks plus
      its ``TorchFunctionMode``);
    * ``dispatch watcher``: a minimal ``TorchDispatchMode`` that only watches writes: for
      every aten op it reads (once per op) which arguments the schema marks as written
@@ -118,7 +118,7 @@ class DispatchWriteWatcher(TorchDispatchMode):
 def _enter(config: str, prefix: str) -> None:
     """Install one configuration for the rest of this process."""
     if config == "tracer":
-        from autoclone.tracer import install
+        from autoclone.trace_install import install
 
         install(prefix)
     elif config == "dispatch watcher":
@@ -279,7 +279,8 @@ def _setup(write: str) -> tuple[torch.Tensor, Callable[[], None]]:
 
 def _sees(watcher: str, write: str) -> tuple[bool, bool]:
     """Run one write under one watcher: (the write was recorded, the version moved)."""
-    from autoclone.tracer import Tracer, _Watch
+    from autoclone.trace_install import _Watch
+    from autoclone.tracer import Tracer
 
     if watcher == "tracer (function mode)":
         tracer = Tracer(prefix=str(ROOT) + os.sep)

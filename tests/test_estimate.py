@@ -14,7 +14,7 @@ _SCRIPT = """\
 import sys
 import torch
 from autoclone import estimate
-from autoclone.tracer import install
+from autoclone.trace_install import install
 install(sys.argv[1])
 torch.manual_seed(0)
 critic = torch.nn.Linear(3, 1)

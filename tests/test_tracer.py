@@ -10,7 +10,7 @@ from pathlib import Path
 
 _HARNESS = """
 import json, os, sys
-from autoclone.tracer import install
+from autoclone.trace_install import install
 tracer = install(os.path.dirname(os.path.abspath(sys.argv[1])) + os.sep)
 facts = {}
 try:
