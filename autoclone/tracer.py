@@ -136,6 +136,7 @@ class Tracer:
         self._op = ""
         self._new: list[int] | None = None  # records saved by the running call
         self._cached: list[Frame] | None = None
+        self._cut_memo: tuple[Any, list[Frame]] | None = None
         self._lines: dict[tuple[int, int], tuple[str, int, Any]] = {}
         self.broken = ""  # the tracer's own failure, if any: the run goes on untraced
         self._suspended = False  # the mode is off for an optimizer step
@@ -283,8 +284,15 @@ class Tracer:
             **self._target_of(record.frames),
         }
         if self.weight is not None and self.in_backward:
-            self.diagnosis["estimate_cut_frames"] = estimate.cuts(self.weight, self.roots,
-                                                                  self.target_nodes)
+            self.diagnosis["estimate_cut_frames"] = self._cuts()
+
+    def _cuts(self) -> list[Frame]:
+        """``estimate.cuts`` of this backward call, walked once: every stale record the
+        call unpacks rebuilds the diagnosis (GAIL's runs about fifty)."""
+        key = (id(self.weight), self.epoch, tuple(id(r) for r in self.roots))
+        if self._cut_memo is None or self._cut_memo[0] != key:
+            self._cut_memo = (key, estimate.cuts(self.weight, self.roots, self.target_nodes))
+        return self._cut_memo[1]
 
     def _target_of(self, saved: Any) -> dict[str, Any]:
         """The frames of a loss whose target's graph alone was made where the tensor was
@@ -508,6 +516,7 @@ class Tracer:
         user's ``trainer.fit(...)`` line, as far as the user's frames tell); and, for a
         call that keeps no graph, that it frees what it runs."""
         self.in_backward = True
+        self._cut_memo = None
         self.last_roots, self.roots = self.roots, [_grad_fn(t) for t in roots]
         here = self.frames()[:1]
         if frees and len(self.call_frames) < CALLS_NOTED:
