@@ -35,6 +35,16 @@ EVALUATES = re.compile(
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
+def self_attribute(node: ast.AST, subscripts: int = 0) -> ast.Attribute | None:
+    """``self.x`` itself, or under up to ``subscripts`` subscripts (``self.x[i][j]``)."""
+    while subscripts and isinstance(node, ast.Subscript):
+        node, subscripts = node.value, subscripts - 1
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "self":  # fmt: skip
+        return node
+    return None
+
+
 def stored(fn: ast.AST, above: int | None = None) -> set[str]:
     """The plain names ``fn`` binds (assignments, loop targets, ``with ... as``), above
     line ``above`` where given; its parameters are not among them."""

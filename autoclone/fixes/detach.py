@@ -43,6 +43,7 @@ from autoclone.fixes._ast import (
     innermost,
     lines_of,
     made_in_constructor,
+    self_attribute,
     stores_made_at,
 )
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
@@ -315,10 +316,8 @@ def _rebound_reads(found: Diagnosis, texts: Mapping[str, str]) -> list[Site | No
 
 def _is_self(node: ast.AST, attribute: str) -> bool:
     """``self.<attribute>``."""
-    return (
-        isinstance(node, ast.Attribute) and node.attr == attribute
-        and isinstance(node.value, ast.Name) and node.value.id == "self"
-    )  # fmt: skip
+    found = self_attribute(node)
+    return found is not None and found.attr == attribute
 
 
 def loop_of(source: str, line: int) -> tuple[int, int]:

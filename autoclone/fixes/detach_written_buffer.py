@@ -15,13 +15,14 @@ tensor the original trained still reached.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import DETACH, INPLACE, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, self_attribute
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.detach_buffer import registered
 from autoclone.parsed import innermost
@@ -31,12 +32,8 @@ KIND_NAME = "detach_written_buffer"
 
 def _buffer(node: ast.expr) -> str | None:
     """``x`` of ``self.x``, ``self.x[...]``, ``self.x[...][...]``: the buffer written."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-            and node.value.id == "self":  # fmt: skip
-        return node.attr
-    return None
+    attribute = self_attribute(node, subscripts=sys.maxsize)
+    return attribute.attr if attribute is not None else None
 
 
 def _written(stmt: ast.stmt) -> str | None:

@@ -26,7 +26,7 @@ from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.rewrites import line_dropped, statement_replaced
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, self_attribute
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import innermost, parsed
 
@@ -35,11 +35,8 @@ KIND_NAME = "memo_dropped"
 
 def _held(target: ast.expr) -> str:
     """``self.x`` of ``self.x`` or ``self.x[key]``; "" for anything else."""
-    node = target.value if isinstance(target, ast.Subscript) else target
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-            and node.value.id == "self":  # fmt: skip
-        return ast.unparse(node)
-    return ""
+    node = self_attribute(target, subscripts=1)
+    return ast.unparse(node) if node is not None else ""
 
 
 def _guard(tree: ast.Module, line: int) -> tuple[ast.If, ast.Assign] | None:
