@@ -66,6 +66,9 @@ TRANSFORM_MUTATION = "transform_mutation"
 #: A checkpointed block that computed other tensors when run again in backward (a routing
 #: bias a MoE layer updates in its own ``forward``)
 CHECKPOINT_MISMATCH = "checkpoint_mismatch"
+#: A reentrant checkpoint met ``torch.autograd.grad`` (a gradient penalty through
+#: checkpointed blocks) or ``backward(inputs=...)``
+REENTRANT_GRAD = "reentrant_grad"
 NOT_AUTOGRAD = "not_autograd"
 
 #: Error classes a ``.clone()`` can repair.
@@ -100,6 +103,7 @@ _PATTERNS = (
     (NUMPY_WITH_GRAD, "Can't call numpy() on Tensor that requires grad"),
     (NONSCALAR_BACKWARD, "grad can be implicitly created only for scalar outputs"),
     (TRANSFORM_MUTATION, "that would mutate a captured Tensor"),
+    (REENTRANT_GRAD, "torch.utils.checkpoint is incompatible with .grad()"),
     (CHECKPOINT_MISMATCH, "torch.utils.checkpoint: "),
 )
 
@@ -144,6 +148,8 @@ DESCRIPTIONS = {
     "tensor it captured",
     CHECKPOINT_MISMATCH: "a checkpointed block computed other tensors when it ran again "
     "in the backward call",
+    REENTRANT_GRAD: "a checkpoint with use_reentrant=True met torch.autograd.grad or "
+    "backward(inputs=...)",
     NOT_AUTOGRAD: "the script failed with an error that is not an autograd graph error",
 }
 

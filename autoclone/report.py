@@ -178,6 +178,9 @@ def not_clone_fixable(kind: str, line: str) -> Report:
         cls.SEED_SHAPE: "give each output a gradient of its own shape (torch.ones_like("
         "output) for a sum; autoclone rewrites a seed of torch.ones(...) given for a "
         "named output); reducing the output instead (output.mean()) scales every gradient",
+        cls.REENTRANT_GRAD: "pass use_reentrant=False to the checkpoint calls (the same "
+        "values; the non-reentrant checkpoint supports torch.autograd.grad), or take the "
+        "gradient without checkpointing; autoclone switches calls it finds written out",
         cls.CHECKPOINT_MISMATCH: "something the block reads changed between its forward "
         "and its recomputation: a state it updates in its own forward (a MoE's routing "
         "bias, a running count); update that state outside the block (after the "
