@@ -129,6 +129,9 @@ class GradCalls:
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, list[Frame], list[Any]]] = []
+        #: the recent calls without ``create_graph`` (epoch, frames): their derivatives
+        #: are constants, so a loss made from them alone has no graph
+        self.constant: list[tuple[int, list[Frame]]] = []
         self.derived = Derived()
 
     def called(self, kwargs: dict[str, Any], result: Any, outputs: Any, epoch: int,
@@ -137,10 +140,21 @@ class GradCalls:
         ``retain_graph`` either freed the graph it went through from ``outputs``."""
         if not kwargs.get("create_graph"):
             self.derived.add(result)
+            self.constant = [*self.constant[-15:], (epoch, frames())]
         if not (kwargs.get("retain_graph") or kwargs.get("create_graph")):
             roots = [_grad_fn(t) for t in _tensors((outputs,), None)]
             self.derived.freed(roots)
             self.calls = [*self.calls[-15:], (epoch, frames(), roots)]
+
+    def constant_in(self, epoch: int, roots: list[Any]) -> list[Frame] | None:
+        """Where the last call of this pass that returned a constant was made, when the
+        loss (``roots``, tensors) was made from a derivative: a Hamiltonian net's loss
+        reads the weights only through ``dH/dx``, so without ``create_graph`` it has no
+        graph at all."""
+        mine = [frames for e, frames in self.constant if e == epoch]
+        if not mine or not any(self.derived.holds(t) for t in roots):
+            return None
+        return mine[-1]
 
     def freeing(self, epoch: int, roots: list[Any]) -> list[Frame] | None:
         """Where the call that freed the failing backward call's graph was made: of this

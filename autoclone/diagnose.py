@@ -385,6 +385,9 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                        target_of=_first_own(traced.get("target_of_frames"), own),
                        target_loss=traced.get("target_loss", ""),
                        targets=_targets(traced.get("targets"), own))  # fmt: skip
+    if traced.get("kind") == cls.NO_GRAPH:
+        return replace(base, evidence="tracer", derivative_in_loss=True,
+                       grad_call=_first_own(traced.get("grad_frames"), own))  # fmt: skip
     if traced.get("kind") in (cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW, "view_write"):
         view = traced.get("view") or {}
         written = traced["mutation"]
@@ -606,6 +609,12 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             "torch.set_grad_enabled(False) that nothing turned back on, so every step after "
             "it ran without autograd."
         )
+    elif d.error_class == cls.NO_GRAPH and d.grad_call is not None:
+        parts.append(
+            f"torch.autograd.grad at {where(d.grad_call, lines)} ran without create_graph, "
+            "so the derivative it returned is a constant, and the loss reads the "
+            "parameters only through it."
+        )
     elif d.error_class == cls.NO_GRAPH:
         parts.append(
             "Nothing between the parameters and this loss kept the graph: an operation with "
@@ -623,7 +632,7 @@ def explain(d: Diagnosis, lines: Mapping[str, list[str]]) -> str:
             "again on a detached copy of its input, a leaf that requires grad, so a write "
             "that is legal without checkpointing is refused there."
         )
-    if d.grad_call is not None:
+    if d.grad_call is not None and d.error_class != cls.NO_GRAPH:
         parts.append(
             f"torch.autograd.grad at {where(d.grad_call, lines)} ran without create_graph or "
             "retain_graph, so it freed the graph it went through, and the loss reads that "

@@ -540,6 +540,12 @@ class Tracer:
 
     def backward_failed(self, roots: list[Any], message: str) -> None:
         """Called when a backward call raised: add the carry edge, if there is one."""
+        if "does not require grad and does not have a grad_fn" in message:
+            made = self.grads.constant_in(self.epoch, roots)
+            if made is not None:
+                self.diagnosis = {"kind": "no_graph", "epoch": self.epoch,
+                                  "grad_frames": made, "derivative_in_loss": True}
+            return
         if "backward through the graph a second time" in message:
             self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
                               "loss_frames": self.loss_frames,

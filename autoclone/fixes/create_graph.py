@@ -12,8 +12,10 @@ from the derivative's value (forces ``-dE/dx`` fitted to targets: the traced run
 the derivative by value, ``autoclone.derivatives``). Where the program uses the
 derivative as a constant (per-element weights, or a value the loss never reads),
 ``retain_derivative`` offers ``retain_graph=True`` instead; otherwise the report names
-both. Judged like a cut: K finite steps, nothing the original differentiated left
-without a gradient.
+both. Also where the loss has no graph at all because it reads the parameters only
+through such a derivative (a Hamiltonian net fitted to ``dH/dx``, a potential's field):
+there ``retain_graph=True`` cannot help. Judged like a cut: K finite steps, nothing the
+original differentiated left without a gradient.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from autoclone.classify import BACKWARD_TWICE, UNUSED_INPUT
+from autoclone.classify import BACKWARD_TWICE, NO_GRAPH, UNUSED_INPUT
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
@@ -116,6 +118,8 @@ class CreateGraph(Kind):
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         if found.error_class == UNUSED_INPUT:
             return bool(earlier_sites(found, ctx.texts))
+        if found.error_class == NO_GRAPH:
+            return found.derivative_in_loss and found.grad_call is not None
         return found.error_class == BACKWARD_TWICE and found.grad_call is not None
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
@@ -159,6 +163,11 @@ class CreateGraph(Kind):
             return [
                 "this changes what is differentiated: the later gradient now flows through "
                 "the derivative (second-order terms), the only way it reaches that input"
+            ]
+        if found.error_class == NO_GRAPH:
+            return [
+                "this changes what is differentiated: the loss now trains through the "
+                "derivative (second-order terms), the only way it reaches the parameters"
             ]
         return [
             "this changes what is differentiated: the loss now trains through the "
