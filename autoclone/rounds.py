@@ -129,10 +129,11 @@ _RAISED_WHERE_MADE = frozenset(
 
 def _conflict(found: Diagnosis) -> tuple[Any, ...]:
     """What makes two diagnoses the same conflict, whatever backward call the run failed
-    on (for an error the statement at fault raises, that statement's line)."""
+    on (for an error the statement at fault raises, that statement's line; for a graph a
+    ``torch.autograd.grad`` call freed, that call: VQGAN's adaptive weight takes two)."""
     at = found.failing if found.error_class in _RAISED_WHERE_MADE else None
     return (found.error_class, found.saved, found.mutation, found.view, found.module_built,
-            found.carry_consumer, found.previous_backward, at)  # fmt: skip
+            found.carry_consumer, found.previous_backward, at, found.grad_call)  # fmt: skip
 
 
 def _lines(sites: list[Site]) -> int:
