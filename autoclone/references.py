@@ -113,6 +113,13 @@ def _retained(limit: int, project: _Variant, runner: Runner, say: Callable[[str]
         "step?) changes what the graph saved, which is a choice about training that "
         "autoclone leaves to you"
     )
+    if _another_conflict(ref, cls.INPLACE_VERSION, calls=1) not in ("", cls.BACKWARD_TWICE):
+        why = (  # a second bug further on (an EMA written in place after the step)
+            f"with no graph freed the script gets past this error and then fails ({what}); "
+            "whether the second loss trains through the graph the first one freed "
+            "(retain_graph=True) or reads what it shares as a constant (.detach() where it "
+            "reads it) is a choice about training that autoclone leaves to you"
+        )
     if error_class == cls.INPLACE_VERSION:  # a step changed what the graph saved: no
         # retained numbers, but a detach of the shared value is judged like every cut
         return Reference(FINITE, (), (), limit), {"retained_failed": why}
