@@ -88,6 +88,9 @@ class Diagnosis:
     consumer_kept: bool = False
     #: The carried graph reaches a parameter an optimizer steps on (None: not known)
     carry_trains: bool | None = None
+    #: an optimizer that stepped between the two backward calls trains what made the
+    #: carried value (the first loss was that optimizer's own)
+    carry_stepped: bool = False
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
@@ -359,6 +362,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             consumer_kept=carry.get("consumer_epoch", 0) < traced.get("epoch", 0),
             carry_trains=carry.get("trains"),
+            carry_stepped=bool(carry.get("stepped_trains")),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
             freed_by=_first_own(carry.get("freed_by_frames"), own),

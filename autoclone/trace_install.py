@@ -94,6 +94,7 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
 
     def before(optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer.steps += 1
+        tracer.stepping = [*tracer.stepping[-7:], optimizer]
         tracer.in_step += 1
         if (
             tracer.live

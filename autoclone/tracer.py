@@ -137,6 +137,10 @@ class Tracer:
         self._new: list[int] | None = None  # records saved by the running call
         self._cached: list[Frame] | None = None
         self._cut_memo: tuple[Any, list[Frame]] | None = None
+        #: the optimizers stepped since the last backward call started, and those stepped
+        #: before this one (between it and the one before)
+        self.stepping: list[Any] = []
+        self.stepped: list[Any] = []
         self._lines: dict[tuple[int, int], tuple[str, int, Any]] = {}
         self.broken = ""  # the tracer's own failure, if any: the run goes on untraced
         self._suspended = False  # the mode is off for an optimizer step
@@ -490,15 +494,20 @@ class Tracer:
                 # the pass remakes what it reads from the last (a carry)
                 "made_again": bool(old[1]) and self.made_at.get(old[1][0]) == stamp[0],
                 "trains": self._trains(child),
+                # an optimizer stepped after the first loss trains what made the shared
+                # value: that loss was its own (VQGAN's autoencoder step, then the
+                # discriminator's), so the later loss is the one to keep out of the graph
+                "stepped_trains": bool(self.stepped) and self._trains(child, self.stepped),
                 "node": type(node).__name__}  # fmt: skip
 
-    def _trains(self, node: Any) -> bool | None:
+    def _trains(self, node: Any, optimizers: list[Any] | None = None) -> bool | None:
         """Whether the carried graph reaches a parameter an optimizer holds (None: no
         optimizer was built, or too large a graph to walk). A value made once
         from frozen weights (activations harvested from a model nobody trains) is data; one
         made from trained parameters (a constructor's cached ``exp(log_scale)``) must be
-        recomputed, not detached."""
-        held = {id(p) for opt in list(self.optimizers.values()) for group in opt.param_groups
+        recomputed, not detached. ``optimizers``: only those, not every one built."""
+        chosen = list(self.optimizers.values()) if optimizers is None else optimizers
+        held = {id(p) for opt in chosen for group in opt.param_groups
                 for p in group["params"]}  # fmt: skip
         if not held:
             return None
@@ -517,6 +526,7 @@ class Tracer:
         call that keeps no graph, that it frees what it runs."""
         self.in_backward = True
         self._cut_memo = None
+        self.stepped, self.stepping = self.stepping, []
         self.last_roots, self.roots = self.roots, [_grad_fn(t) for t in roots]
         here = self.frames()[:1]
         if frees and len(self.call_frames) < CALLS_NOTED:

@@ -135,6 +135,11 @@ class DetachShared(Kind):
         # single detach passes only if it alone keeps the first loss out of that graph
         every = [e for e in map(as_detach, carried) if e is not None]
         together = [Candidate(-1.0, tuple(every))] if len(every) > 1 else []
+        if found.carry_stepped:  # the first loss trained what made the value, and its
+            # optimizer stepped on it: the later loss's own read goes first
+            mine = [e for e in map(as_detach, later) if e is not None]
+            return [Candidate(i - len(mine) - 1.0, (s,)) for i, s in enumerate(mine)] + \
+                together + [Candidate(i, (s,)) for i, s in enumerate(reads) if s not in mine]
         return together + [Candidate(i, (s,)) for i, s in enumerate(reads)]
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
