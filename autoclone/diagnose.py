@@ -138,6 +138,9 @@ class Diagnosis:
     #: A ``torch.autograd.grad`` call without ``create_graph`` since the last backward
     #: call: it freed the graph the failing call runs into
     grad_call: Frame | None = None
+    #: The failing call's user frames, innermost first (a helper taking the derivative,
+    #: then the function that called it)
+    failing_frames: tuple[Frame, ...] = ()
     #: The leaf was written while a backward call ran a block again: an activation that
     #: ``torch.utils.checkpoint`` (reentrant) made a leaf, not a weight
     recomputed: bool = False
@@ -191,6 +194,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     changes["saved_frames"] = tuple(move(f) for f in d.saved_frames)
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
     changes["estimate_cuts"] = tuple(move(f) for f in d.estimate_cuts)
+    changes["failing_frames"] = tuple(move(f) for f in d.failing_frames)
     return replace(d, **changes)
 
 
@@ -346,6 +350,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     raised_at_write = cls.classify(message) == cls.LEAF_INPLACE  # the traceback is the write's
     base = Diagnosis(cls.classify(message), message, line, failing=failing,
                      backward_by=called_from,
+                     failing_frames=_own_frames(list(reversed(frames)), own),
                      mutation_frames=_own_frames(list(reversed(frames)), own)
                      if raised_at_write else (),
                      inference_loop=in_inference_loop(frames),

@@ -49,6 +49,7 @@ class RetainDerivative(Kind):
     name = KIND_NAME
     reference = NONE
     keeps_prefix = True
+    neutral = True  # keeping buffers changes no value and no gradient
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return retain_site(found, ctx.texts) is not None
