@@ -1,0 +1,1 @@
+"""Multi-label tagger with a hook-based running metric."""

@@ -1,0 +1,1 @@
+"""PGD adversarial training (Madry et al.) with normalization inside the model."""

@@ -1,0 +1,1 @@
+"""Prototype classifier with a learned SPD (Mahalanobis) metric."""
