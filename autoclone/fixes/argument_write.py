@@ -118,6 +118,18 @@ def leaf_argument_clones(found: Diagnosis, ctx: Context) -> list[Site]:
             and s.kind == INPLACE and s.target in params]  # fmt: skip
 
 
+def _in_forward(found: Diagnosis, ctx: Context) -> bool:
+    """The leaf is written by a module's ``forward`` into what it was given (a
+    parametrization's ``X.tril_()``, handed the parameter itself): under ``no_grad`` the
+    call would rewrite the caller's parameter on every forward, a projection the
+    reference computes too, so the clone, which keeps the forward a function of its
+    input, is tried before it."""
+    write = found.mutation or found.failing
+    text = ctx.texts.get(write[0], "") if write else ""
+    fn = innermost(text, write[1], FUNCTIONS) if write and text else None
+    return isinstance(fn, FUNCTIONS) and fn.name == "forward"
+
+
 class ArgumentWrite(Kind):
     name = "argument_write"
     lenient = True
@@ -128,7 +140,8 @@ class ArgumentWrite(Kind):
         return is_conflict(found) and bool(argument_writes(found, ctx))
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        leaf = [Candidate(1.0, (s,)) for s in leaf_argument_clones(found, ctx)]  # after no_grad
+        rank = -0.5 if _in_forward(found, ctx) else 1.0  # a helper's: after no_grad
+        leaf = [Candidate(rank, (s,)) for s in leaf_argument_clones(found, ctx)]
         return leaf + [Candidate(-2.0, (s,)) for s in argument_writes(found, ctx)]
 
     def judge(self, run: RunResult, reference: Reference, ctx: Context) -> Outcome:

@@ -11,6 +11,8 @@ computed (and the order its gradient is summed in, equal up to rounding): withou
 every step computes its own weight, as the documented use (the
 context around one forward pass) does, so the calls the original completed come out the
 same (``keeps_prefix``). The note says the faster form: the context around each forward.
+Tried first where the ``with`` holds one loop: the two headers swap places, so the cache
+is opened in each iteration (one computation per step, as in the original's first step).
 """
 
 from __future__ import annotations
@@ -70,6 +72,48 @@ def _import(text: str) -> tuple[TextEdit, ...]:
     return tuple(TextEdit(e.line, e.col, "import contextlib\n") for e in edits)
 
 
+def per_step(found: Diagnosis, ctx: Context) -> list[Site]:
+    """The cache opened inside the loop it was opened around: the ``with`` line and the
+    loop's header swap places (the body keeps its indentation), so each iteration
+    computes the weight once and leaves the cache before the next. Only where the
+    ``with`` holds the loop alone, a loop of steps (no loop inside it), both headers on
+    one line each."""
+    if not crosses_iterations(found):
+        return []
+    out = []
+    for file, text in sorted(ctx.texts.items()):
+        for call in _calls(text) if "cached" in text else []:
+            site = _swapped(file, text, call)
+            if site is not None:
+                out.append(site)
+    return out
+
+
+def _swapped(file: str, text: str, call: ast.Call) -> Site | None:
+    block = next((n for n in ast.walk(parsed(text)) if isinstance(n, ast.With)
+                  and len(n.items) == 1 and n.items[0].context_expr is call
+                  and n.items[0].optional_vars is None), None)  # fmt: skip
+    if block is None or len(block.body) != 1:
+        return None
+    loop = block.body[0]
+    if not isinstance(loop, ast.For | ast.While) or loop.body[0].lineno == loop.lineno:
+        return None
+    if any(isinstance(n, ast.For | ast.While) for n in ast.walk(loop) if n is not loop):
+        return None  # an epoch loop around the steps: per epoch, the cache still spans them
+    lines = text.splitlines()
+    outer, inner = lines[block.lineno - 1], lines[loop.lineno - 1]
+    if not (outer.rstrip().endswith(":") and inner.rstrip().endswith(":")):
+        return None  # a header over several lines, or a comment after it
+    o_col, i_col = len(outer) - len(outer.lstrip()), len(inner) - len(inner.lstrip())
+    o_text, i_text = outer.strip(), inner.strip()
+    return Site(id=f"{file}:{block.lineno}:{o_col}:{KIND_NAME}:per_step", file=file,
+                line=block.lineno, col=o_col, kind=STATEMENT, target=o_text,
+                code=f"{i_text} / {o_text}", start=(block.lineno, o_col),
+                end=(loop.lineno, len(inner)), depth=0, fix=KIND_NAME,
+                rewrite=(TextEdit(block.lineno, o_col, i_text, delete=len(o_text)),
+                         TextEdit(loop.lineno, i_col, o_text, delete=len(i_text))))  # fmt: skip
+
+
 def uncached(found: Diagnosis, ctx: Context) -> list[Site]:
     """One site per file: each ``cached()`` call made ``contextlib.nullcontext()``."""
     if not crosses_iterations(found):
@@ -98,13 +142,23 @@ class ParametrizeUncached(Kind):
     classes = (BACKWARD_TWICE, INPLACE_VERSION)
 
     def edits(self, found: Diagnosis, ctx: Context) -> list[Site]:
-        return uncached(found, ctx)
+        return [*per_step(found, ctx), *uncached(found, ctx)]
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
-        sites = uncached(found, ctx)
-        return [Candidate(-1.2, tuple(sites))] if sites else []  # before any detach
+        steps, sites = per_step(found, ctx), uncached(found, ctx)
+        first = [Candidate(-1.3, tuple(steps))] if steps else []
+        return [*first, *([Candidate(-1.2, tuple(sites))] if sites else [])]  # before detach
 
     def why(self, site: Site, found: Diagnosis, lines: Mapping[str, list[str]]) -> str:
+        if site.id.endswith(":per_step"):
+            return (
+                f"Fix at {where((site.file, site.line), lines)}: `{site.target}` moved "
+                "inside the loop it was opened around: the cache kept a parametrized "
+                "weight, with its graph, from one iteration into the next, after backward "
+                "freed that graph and the optimizer changed what the weight is computed "
+                "from; opened in each iteration, it computes the weight once per step and "
+                "is left before the next."
+            )
         return (
             f"Fix at {where((site.file, site.line), lines)}: `{site.target}` -> "
             "`contextlib.nullcontext()`: the cache kept a parametrized weight, with its "
@@ -116,6 +170,11 @@ class ParametrizeUncached(Kind):
     def notes(
         self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
     ) -> list[str]:
+        if any(s.id.endswith(":per_step") for s in chosen):
+            return [
+                "a read of the weight after the optimizer's step, in the same iteration, "
+                "still sees the value cached before it, as in the original's first step"
+            ]
         return [
             "no value changes: caching only saves recomputing the weight (its gradient is "
             "then summed over each use instead of once, equal up to rounding); to keep that "
