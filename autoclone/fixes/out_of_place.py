@@ -18,6 +18,7 @@ from autoclone.diagnose import Diagnosis, where
 from autoclone.fixes._ast import FUNCTIONS
 from autoclone.fixes._conflict import is_conflict, ranked_sites
 from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.fixes.detach_buffer import registered
 from autoclone.parsed import innermost, parsed
 
 _SPLITS = frozenset({"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit"})
@@ -81,6 +82,27 @@ class OutOfPlace(Kind):
             ", so the tensor saved for backward keeps the values it had when it was saved; "
             "the numbers are the same."
         )
+
+    def notes(
+        self, found: Diagnosis, chosen: Sequence[Site], lines: Mapping[str, list[str]]
+    ) -> list[str]:
+        """A running statistic (a registered buffer) written as the forward goes: the
+        program as written differentiates the terms read from it, which a hand-written
+        Batch Renormalization means as constants (its ``r`` and ``d``)."""
+        if found.error_class != INPLACE_VERSION or found.saved is None:
+            return []
+        texts = {file: "\n".join(text) for file, text in lines.items()}
+        buffers = [s.target for s in chosen
+                   if s.target.startswith("self.") and registered(s.target[5:], texts)]  # fmt: skip
+        if not buffers:
+            return []
+        return [
+            f"`{buffers[0]}` is a registered buffer, a running statistic: the terms read from "
+            f"it at {where(found.saved, lines)} keep their gradient through the other operand, "
+            "as the program is written; if they are meant as constants (Batch "
+            "Renormalization's r and d are stop_gradient), detach what they are computed "
+            "from there instead, which changes the gradient"
+        ]
 
 
 KIND = OutOfPlace()
