@@ -57,6 +57,7 @@ from autoclone.trace_base import (
     Frame,
     Mutation,
     Saved,
+    _from_another,
     _grad_fn,
     _Holder,
     _in_optimizer,
@@ -673,29 +674,6 @@ class Tracer:
                 }
                 return
         self.diagnosis = {"kind": "view_write", "mutation": mutation}
-
-
-def _from_another(target: torch.Tensor, value: torch.Tensor, budget: int = 2000) -> bool:
-    """``value`` requires grad through a tensor other than ``target``'s own leaf: a
-    source weight copied into a tied one, a shared prompt added in; not the tensor's own
-    norm (``w /= w.norm()``, a projection of itself)."""
-    if not value.requires_grad:
-        return False
-    own = target._base if target._base is not None else target
-    queue: list[Any] = [_grad_fn(value)]
-    seen: set[int] = set()
-    if queue[0] is None:
-        return value is not own and value._base is not own
-    while queue and len(seen) < budget:
-        node = queue.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None and variable is not own:
-            return True
-        queue += [child for child, _ in node.next_functions]
-    return False
 
 
 def _by_optimizer(diagnosis: dict[str, Any] | None) -> bool:
