@@ -348,11 +348,10 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     if not _calls_backward(failing, own) and traced.get("loss_frames"):
         called_from, failing = failing, _first_own(traced["loss_frames"], own) or failing
     raised_at_write = cls.classify(message) == cls.LEAF_INPLACE  # the traceback is the write's
+    stack = _own_frames(list(reversed(frames)), own)
     base = Diagnosis(cls.classify(message), message, line, failing=failing,
-                     backward_by=called_from,
-                     failing_frames=_own_frames(list(reversed(frames)), own),
-                     mutation_frames=_own_frames(list(reversed(frames)), own)
-                     if raised_at_write else (),
+                     backward_by=called_from, failing_frames=stack,
+                     mutation_frames=stack if raised_at_write else (),
                      inference_loop=in_inference_loop(frames),
                      grad_off=bool(first.error and first.error.grad_off))  # fmt: skip
     carry = traced.get("carry") or {}

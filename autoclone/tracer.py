@@ -137,7 +137,7 @@ class Tracer:
         self._op = ""
         self._new: list[int] | None = None  # records saved by the running call
         self._cached: list[Frame] | None = None
-        self._cut_memo: tuple[Any, list[Frame]] | None = None
+        self._cut_memo: list[Frame] | None = None
         #: the optimizers stepped since the last backward call started, and those stepped
         #: before this one (between it and the one before)
         self.stepping: list[Any] = []
@@ -292,12 +292,12 @@ class Tracer:
             self.diagnosis["estimate_cut_frames"] = self._cuts()
 
     def _cuts(self) -> list[Frame]:
-        """``estimate.cuts`` of this backward call, walked once: every stale record the
-        call unpacks rebuilds the diagnosis (GAIL's runs about fifty)."""
-        key = (id(self.weight), self.epoch, tuple(id(r) for r in self.roots))
-        if self._cut_memo is None or self._cut_memo[0] != key:
-            self._cut_memo = (key, estimate.cuts(self.weight, self.roots, self.target_nodes))
-        return self._cut_memo[1]
+        """``estimate.cuts`` of this backward call, walked once (``backward_started``
+        forgets it): every stale record the call unpacks rebuilds the diagnosis (GAIL's
+        runs about fifty)."""
+        if self._cut_memo is None:
+            self._cut_memo = estimate.cuts(self.weight, self.roots, self.target_nodes)
+        return self._cut_memo
 
     def _target_of(self, saved: Any) -> dict[str, Any]:
         """The frames of a loss whose target's graph alone was made where the tensor was
@@ -556,7 +556,6 @@ class Tracer:
             if made is not None:
                 self.diagnosis = {"kind": "no_graph", "epoch": self.epoch,
                                   "grad_frames": made, "derivative_in_loss": True}
-            return
         if "backward through the graph a second time" in message:
             self.diagnosis = {"kind": "backward_twice", "epoch": self.epoch,
                               "loss_frames": self.loss_frames,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from autoclone.codemods.sites import Site
 from autoclone.edits import TextEdit
 from autoclone.parsed import innermost, parsed
 
@@ -33,6 +34,25 @@ EVALUATES = re.compile(
     re.I,
 )
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def called_name(func: ast.expr) -> str:
+    """The last name of what is called: ``f`` of ``f(...)``, ``grad`` of
+    ``torch.autograd.grad(...)``; "" for anything else (a call's result called)."""
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def keyword_appended(file: str, text: str, call: ast.Call, keyword: str, value: str,
+                     fix: str) -> Site:  # fmt: skip
+    """``, {keyword}={value}`` at the end of ``call``'s arguments (a one-line insertion
+    before its closing parenthesis)."""
+    end_line, end_col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
+    source = ast.get_source_segment(text, call) or ""
+    added = f", {keyword}={value}"
+    return Site(id=f"{file}:{end_line}:{end_col}:{keyword}", file=file, line=end_line,
+                col=end_col, kind="keyword", target=source, code=source[:-1] + added + ")",
+                start=(end_line, end_col), end=(end_line, end_col), depth=0, fix=fix,
+                rewrite=(TextEdit(end_line, end_col, added),))  # fmt: skip
 
 
 def self_attribute(node: ast.AST, subscripts: int = 0) -> ast.Attribute | None:

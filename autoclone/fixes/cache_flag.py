@@ -22,7 +22,7 @@ from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import char_col
+from autoclone.fixes._ast import called_name, char_col
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import innermost, parsed
 
@@ -34,11 +34,6 @@ def _flag(call: ast.Call) -> ast.keyword | None:
     """The call's ``cached=True`` (or ``cache=True``) keyword."""
     return next((k for k in call.keywords if k.arg in _FLAGS and isinstance(k.value, ast.Constant)
                  and k.value.value is True), None)  # fmt: skip
-
-
-def _name(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _built(found: Diagnosis, ctx: Context) -> Iterator[tuple[str, set[str], set[str]]]:
@@ -71,7 +66,7 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
             if not isinstance(call, ast.Call) or _flag(call) is None:
                 continue
             attrs = {t.attr for t in getattr(node, "targets", ()) if isinstance(t, ast.Attribute)}
-            if _name(call) in classes or attrs & layers:
+            if called_name(call.func) in classes or attrs & layers:
                 site = _site(file, text, call)
                 if site not in out:
                     out.append(site)
@@ -84,7 +79,7 @@ def _site(file: str, text: str, call: ast.Call) -> Site:
     value = keyword.value
     line = text.splitlines()[value.lineno - 1]
     col = char_col(line, value.col_offset)
-    code = f"{_name(call)}(..., {keyword.arg}=False)"
+    code = f"{called_name(call.func)}(..., {keyword.arg}=False)"
     return Site(id=f"{file}:{value.lineno}:{col}:{KIND_NAME}", file=file, line=value.lineno,
                 col=col, kind=STATEMENT, target=f"{keyword.arg}=True", code=code,
                 start=(value.lineno, col), end=(value.lineno, col), depth=0, fix=KIND_NAME,

@@ -28,6 +28,7 @@ from autoclone.classify import NO_GRAPH, REENTRANT_GRAD
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
+from autoclone.fixes._ast import keyword_appended
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 
 KIND_NAME = "checkpoint_nonreentrant"
@@ -67,15 +68,8 @@ def _unset(file: str, text: str) -> list[Site]:
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and _checkpoint_call(call.func)):
             continue
-        if any(k.arg in ("use_reentrant", None) for k in call.keywords):
-            continue
-        line, col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
-        source = ast.get_source_segment(text, call) or ""
-        sites.append(Site(id=f"{file}:{line}:{col}:{KIND_NAME}", file=file, line=line,
-                          col=col, kind="keyword", target=source,
-                          code=source[:-1] + ", use_reentrant=False)", start=(line, col),
-                          end=(line, col), depth=0, fix=KIND_NAME,
-                          rewrite=(TextEdit(line, col, ", use_reentrant=False"),)))  # fmt: skip
+        if not any(k.arg in ("use_reentrant", None) for k in call.keywords):
+            sites.append(keyword_appended(file, text, call, "use_reentrant", "False", KIND_NAME))
     return sites
 
 

@@ -26,18 +26,22 @@ from collections.abc import Mapping, Sequence
 from autoclone.classify import BACKWARD_TWICE, NO_GRAPH, UNUSED_INPUT
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS
+from autoclone.fixes._ast import FUNCTIONS, keyword_appended
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "create_graph"
 
 
-def _grad_calls(node: ast.AST) -> list[ast.Call]:
-    """``torch.autograd.grad(...)``/``autograd.grad(...)``/``grad(...)`` calls under node."""
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) in
-            ("torch.autograd.grad", "autograd.grad", "grad")]  # fmt: skip
+def is_grad_call(node: ast.AST) -> bool:
+    """``torch.autograd.grad(...)``, ``autograd.grad(...)`` or ``grad(...)``."""
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in (
+        "torch.autograd.grad", "autograd.grad", "grad")  # fmt: skip
+
+
+def grad_calls(node: ast.AST) -> list[ast.Call]:
+    """The ``torch.autograd.grad`` calls under ``node``."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and is_grad_call(n)]
 
 
 def _creates(call: ast.Call) -> bool:
@@ -59,7 +63,7 @@ def freeing_call(
         scope = innermost(text, line, FUNCTIONS) or parsed(text)
     except SyntaxError:
         return None
-    calls = _grad_calls(scope)
+    calls = grad_calls(scope)
     mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
     if len(mine) != 1:
         return None
@@ -92,7 +96,7 @@ def earlier_sites(found: Diagnosis, texts: Mapping[str, str]) -> list[Site]:
         return []
     if scope is None:
         return []
-    calls = [c for c in _grad_calls(scope) if (c.end_lineno or c.lineno) < line]
+    calls = [c for c in grad_calls(scope) if (c.end_lineno or c.lineno) < line]
     sites = [keyword_site(file, text, c) for c in calls]
     return [site for site in sites if site is not None]
 
@@ -102,13 +106,7 @@ def keyword_site(file: str, text: str, call: ast.Call, keyword: str = "create_gr
     """``, {keyword}=True`` at the end of ``call``'s arguments, unless it passes a flag."""
     if any(k.arg in ("create_graph", "retain_graph") or k.arg is None for k in call.keywords):
         return None
-    end_line, end_col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
-    source = ast.get_source_segment(text, call) or ""
-    return Site(id=f"{file}:{end_line}:{end_col}:{keyword}", file=file, line=end_line,
-                col=end_col, kind="keyword", target=source,
-                code=source[:-1] + f", {keyword}=True)", start=(end_line, end_col),
-                end=(end_line, end_col), depth=0, fix=fix,
-                rewrite=(TextEdit(end_line, end_col, f", {keyword}=True"),))  # fmt: skip
+    return keyword_appended(file, text, call, keyword, "True", fix)
 
 
 class CreateGraph(Kind):

@@ -111,6 +111,10 @@ def common_reads(found: Diagnosis, ctx: Context) -> list[Site]:
     return [s for s in _reads(first, ctx.sites) if s.target in theirs]
 
 
+def _detached(reads: Sequence[Site]) -> list[Site]:
+    return [e for e in map(as_detach, reads) if e is not None]
+
+
 def _first(frames: Sequence[Sequence[object]]) -> tuple[str, int] | None:
     return (str(frames[0][0]), int(str(frames[0][1]))) if frames else None
 
@@ -130,17 +134,16 @@ class DetachShared(Kind):
         # then the failing loss's own read, where the two reads part (the second loss is
         # the one that must stay out of the graph when the first one needs it)
         later = [s for s in first_reads(found, ctx.sites) if s not in first]
-        reads = [e for e in map(as_detach, [*first, *later]) if e is not None]
+        cuts, mine = _detached(first), _detached(later)
         # every read of the tensor the older graph made; never several names at once: a
         # single detach passes only if it alone keeps the first loss out of that graph
-        every = [e for e in map(as_detach, carried) if e is not None]
+        every = _detached(carried)
         together = [Candidate(-1.0, tuple(every))] if len(every) > 1 else []
         if found.carry_stepped:  # the first loss trained what made the value, and its
             # optimizer stepped on it: the later loss's own read goes first
-            mine = [e for e in map(as_detach, later) if e is not None]
             return [Candidate(i - len(mine) - 1.0, (s,)) for i, s in enumerate(mine)] + \
-                together + [Candidate(i, (s,)) for i, s in enumerate(reads) if s not in mine]
-        return together + [Candidate(i, (s,)) for i, s in enumerate(reads)]
+                together + [Candidate(i, (s,)) for i, s in enumerate(cuts)]
+        return together + [Candidate(i, (s,)) for i, s in enumerate([*cuts, *mine])]
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         leaks = ctx.evidence.get("leaks") or []

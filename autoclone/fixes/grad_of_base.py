@@ -29,9 +29,9 @@ from autoclone.classify import UNUSED_INPUT
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, char_col
+from autoclone.fixes._ast import FUNCTIONS, called_name, char_col
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
-from autoclone.fixes.create_graph import _grad_calls
+from autoclone.fixes.create_graph import is_grad_call
 from autoclone.parsed import innermost, parsed
 
 KIND_NAME = "grad_of_base"
@@ -58,18 +58,11 @@ def _inputs(call: ast.Call) -> ast.expr | None:
 def _call_at(text: str, line: int, callee: str | None) -> ast.Call | None:
     """The one call on ``line`` of ``callee`` (None: a ``torch.autograd.grad`` call)."""
     tree = parsed(text)
-    calls = (
-        _grad_calls(tree)
-        if callee is None
-        else [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) == callee]
-    )
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_callee(n, callee or "grad")
+    ]
     mine = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno)]
     return mine[0] if len(mine) == 1 else None
-
-
-def _name(func: ast.expr) -> str:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(
-        func, ast.Attribute) else ""  # fmt: skip
 
 
 def _follow(found: Diagnosis, texts: Mapping[str, str]) -> tuple[_Slice, str] | None:
@@ -248,9 +241,8 @@ def _int(node: ast.expr | None, default: int | None) -> int | None:
 
 
 def _is_callee(call: ast.Call, callee: str) -> bool:
-    if callee == "grad":
-        return call in _grad_calls(call)
-    return _name(call.func) == callee
+    """``call`` is of ``callee`` (``"grad"``: a ``torch.autograd.grad`` call)."""
+    return is_grad_call(call) if callee == "grad" else called_name(call.func) == callee
 
 
 def _site(file: str, text: str, call: ast.Call, arg: ast.Name, base: str,
@@ -262,7 +254,7 @@ def _site(file: str, text: str, call: ast.Call, arg: ast.Name, base: str,
     parent = _subscript_of(parsed(text), call)
     if parent is not None:
         whole = parent
-    elif _name(call.func) == "grad":
+    elif is_grad_call(call):
         return None  # a tuple of derivatives: no one slice to take
     end_line, end = whole.end_lineno or whole.lineno, whole.end_col_offset or 0
     if arg.lineno != arg.end_lineno:

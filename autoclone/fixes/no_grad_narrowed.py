@@ -22,7 +22,7 @@ from autoclone.classify import NO_GRAPH
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import EVALUATES, FUNCTIONS
+from autoclone.fixes._ast import EVALUATES, FUNCTIONS, called_name
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -36,9 +36,7 @@ def _disabling(expr: ast.expr) -> bool:
     """The expression makes a ``torch.no_grad()`` / ``torch.inference_mode()`` somewhere."""
     for node in ast.walk(expr):
         if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in _MODES:
+            if called_name(node.func) in _MODES:
                 return True
     return False
 

@@ -24,7 +24,7 @@ from autoclone.classify import ONCE_DIFFERENTIABLE
 from autoclone.codemods.rewrites import line_dropped
 from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.fixes._ast import FUNCTIONS, stored
+from autoclone.fixes._ast import FUNCTIONS, called_name, stored
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -35,8 +35,7 @@ _TORCH = {"torch", "F", "nn", "math"}
 
 
 def _marks(deco: ast.expr) -> bool:
-    name = deco.attr if isinstance(deco, ast.Attribute) else getattr(deco, "id", "")
-    return name == "once_differentiable"
+    return called_name(deco) == "once_differentiable"
 
 
 def _root(node: ast.expr) -> ast.expr:
