@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from autoclone import devices, isolation, labels, score_weights
+from autoclone import devices, executed, isolation, labels, score_weights
 from autoclone.child_errors import FRAME, error_info
 from autoclone.child_paths import remember_search_path as remember_search_path  # the zygote's
 from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
@@ -115,6 +115,7 @@ class _State:
         self.watch: isolation.Watch | None = None  # who wrote outside the trial's copy
         self.labels: labels.Seen | None = None  # losses whose labels require grad
         self.scores: score_weights.Seen | None = None  # log-probabilities weighted with a graph
+        self.executed: Any = None  # autoclone.executed.Executed, in traced runs
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -201,11 +202,15 @@ class _State:
         found, n = self.tracer.conflict, self.backward - 1
         frames = [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-2]]
         error = {"type": "RuntimeError", "message": found["message"], "frames": frames}
-        self.conflict = {"error": error, "backward": n, "diagnosis": found["diagnosis"]}
+        self.conflict = {"error": error, "backward": n, "diagnosis": found["diagnosis"],
+                         "executed": self._executed()}  # fmt: skip
         self._write({"status": "error", "backward": n, "losses": self.losses[: n + 1],
                      "grads": self.grads[:n], "error": error, "exit_code": 1,
                      "diagnosis": found["diagnosis"]})  # fmt: skip
         self.limit = n + self.past
+
+    def _executed(self) -> list[tuple[str, int]] | None:
+        return self.executed.snapshot() if self.executed is not None else None
 
     def _write(self, data: dict[str, Any]) -> None:
         data.update({
@@ -225,6 +230,7 @@ class _State:
             "other_conflict": self.tracer.other_conflict if self.tracer is not None else -1,
             "label_grads": self.labels.lines if self.labels is not None else [],
             "score_weights": self.scores.lines if self.scores is not None else [],
+            "executed": self._executed(),
             **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
@@ -577,6 +583,7 @@ def main() -> None:
         from autoclone.trace_install import install
 
         state.tracer = install(own)
+        state.executed = executed.install(own)
         _keep_forward_frames(state)
         state.labels.probe = state.tracer.note_target
         state.scores.weight_probe = state.tracer.note_weight

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone import fixes, network, references, score_weights
+from autoclone import fixes, needed, network, references, score_weights
 from autoclone import report as rp
 from autoclone.child import (
     LOCATE,
@@ -139,6 +139,9 @@ class _Repair:
     _beyond: str = ""  # the summary when a verified edit got past a conflict to one unrepaired
     _aliases: Reference | None | bool = False  # the inplace-off numbers, once asked for
     _aliased: set[frozenset[str]] = field(default_factory=set)  # edit sets they passed
+    #: Verification runs by the patched texts they ran: two edit sets that render the same
+    #: script (``ALPHA.detach()`` at either read of one line) are one run, judged anew
+    _runs: dict[tuple[Any, ...], RunResult] = field(default_factory=dict)
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -188,7 +191,7 @@ class _Repair:
         base.reference = reference.describe()
         ctx = self._context({**seen, **evidence, "label_leaks": self._label_leaks})
         start = _Point(found, first.error.line if first.error else found.line, first.backward,
-                       _failing_frame(first, lambda frame: frame))
+                       _failing_frame(first, lambda frame: frame), first.executed)
         report = self._repair(base, start, kinds, reference, limit, ctx)
         scored = score_weights.refused(first.score_weights)
         if report.status == rp.UNFIXABLE and scored:  # the program's own wrong gradient first
@@ -269,12 +272,15 @@ class _Repair:
             sites = [*before, *cand.sites]
             if self._failed_before(sites) or self._out_of_time() or self._predicted >= MAX_TRIES:
                 continue
-            self._predicted += 1
+            if self._ran_before(sites, goal.limit):  # judged again, but not a try
+                budget += 1
+            else:
+                self._predicted += 1
             judges = [*(p.kind for p in kept), kind]
             outcome, verified = self._verify(
                 sites, goal.reference, goal.limit, judges, goal.ctx, goal.refs
             )
-            part = _Part(kind, point.found, cand.sites)
+            part = _Part(kind, point.found, cand.sites, point.executed)
             if isinstance(outcome, Passed):
                 return verified._replace(parts=[*kept, part], refs=goal.refs)
             at = _failing_frame(verified.run, self._original_lines(verified))
@@ -333,9 +339,10 @@ class _Repair:
                              "completed": (traced.losses[:done], traced.grads[:done])})  # fmt: skip
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
-        at = _failing_frame(traced, self._original_lines(verified))
+        move = self._original_lines(verified)
+        ran = None if traced.executed is None else frozenset(map(move, traced.executed))
         return _Point(found, traced.error.line if traced.error else "", traced.backward,
-                      at), deeper
+                      _failing_frame(traced, move), ran), deeper
 
     def _note_beyond(self, point: _Point, verified: _Verified, tried: bool) -> None:
         """The first path that got past a conflict to an error no round repaired (no kind
@@ -393,6 +400,13 @@ class _Repair:
 
         return move
 
+    def _run_key(self, patched: Mapping[str, str], limit: int) -> tuple[Any, ...]:
+        return (tuple(sorted(patched.items())), limit, self._run_on)
+
+    def _ran_before(self, sites: list[Site], limit: int) -> bool:
+        """The edits render a script an earlier verification run ran."""
+        return self._run_key(self.project.render(sites, patch_edits), limit) in self._runs
+
     def _failed_before(self, sites: list[Site]) -> bool:
         known = self._known.get(frozenset(s.id for s in sites))
         return known is not None and not isinstance(known, Passed)
@@ -413,9 +427,15 @@ class _Repair:
         Every kind that contributed an edit judges it, against the reference it asks for
         (``refs``, else ``reference``): the strictest verdict stands."""
         shown = ", ".join(f"`{s.code}` at {s.file}:{s.line}" for s in sites)
-        self.say(f"run {self.runner.runs + 1}: trying {shown}")
         patched = self.project.render(sites, patch_edits)
-        run = self.runner.run(self.project.spec(patched, limit=limit, run_on=self._run_on))
+        key = self._run_key(patched, limit)
+        run = self._runs.get(key)
+        if run is None:
+            self.say(f"run {self.runner.runs + 1}: trying {shown}")
+            spec = self.project.spec(patched, limit=limit, run_on=self._run_on)
+            run = self._runs[key] = self.runner.run(spec)
+        else:
+            self.say(f"trying {shown}: the script an earlier run ran, judged again")
         run = run.within(limit, lambda: _edited_lines(self.project.sources, patched))
         refs = refs or {}
         last = kinds[-1] if kinds else None
@@ -488,13 +508,21 @@ class _Repair:
     def _one_minimal(
         self, verified: _Verified, reference: Reference, limit: int, ctx: Context
     ) -> tuple[_Verified, bool]:
-        """Drop each kept edit set once; keep the smaller set whenever it still passes."""
-        for part in list(verified.parts):
+        """Drop each kept edit set once; keep the smaller set whenever it still passes.
+        No run is needed for an edit set whose conflict the script met before reaching any
+        line the later edits change (``autoclone.needed``): without it, the script fails
+        there as the traced run did."""
+        kept = list(verified.parts)
+        for at, part in enumerate(kept):
             if len(verified.parts) == 1 or self._out_of_time():
                 break
             rest = [p for p in verified.parts if p is not part]
             sites = [s for p in rest for s in p.sites]
-            if self._failed_before(sites):
+            later = [s for p in kept[at + 1 :] for s in p.sites]
+            intact = verified.parts == kept  # the traced runs' scripts, nothing dropped
+            if self._failed_before(sites) or (
+                intact and needed.untouched(later, part.executed, self.project.lines)
+            ):
                 continue
             outcome, smaller = self._verify(
                 sites, reference, limit, [p.kind for p in rest], ctx, verified.refs

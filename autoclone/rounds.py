@@ -39,6 +39,9 @@ class _Point(NamedTuple):
     #: The run's own innermost frame of the error (a framework's ``trainer.fit(...)``
     #: where the tracer names the loss line): a patched run failing there did not move
     frame: Frame | None = None
+    #: The lines of the user's files the run had executed when it failed there, as
+    #: original lines (None: not known); see ``autoclone.needed``
+    executed: frozenset[Frame] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class _Part:
     kind: FixKind
     found: Diagnosis
     sites: tuple[Site, ...]
+    executed: frozenset[Frame] | None = None  # the conflict's ``_Point.executed``
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,10 @@ class RunResult:
     conflict_diagnosis: dict[str, Any] | None = None
     late: list[str] = field(default_factory=list)  # see ``within``
     other_conflict: int = -1  # see ``Tracer.other_conflict``
+    #: Lines of the user's files the run executed (traced runs only; None: not known), and
+    #: those it had executed when it met its first version conflict (``autoclone.executed``)
+    executed: frozenset[tuple[str, int]] | None = None
+    conflict_executed: frozenset[tuple[str, int]] | None = None
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
     #: Paths outside the trial's copy the run wrote or deleted (``autoclone.isolation``)
@@ -144,7 +148,8 @@ class RunResult:
         n = self.conflict_backward
         return replace(self, status="error", error=self.conflict, backward=n,
                        losses=self.losses[: n + 1], grads=self.grads[:n],
-                       diagnosis=self.conflict_diagnosis, conflict=None, past=self)  # fmt: skip
+                       diagnosis=self.conflict_diagnosis, conflict=None, past=self,
+                       executed=self.conflict_executed)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -600,10 +605,18 @@ def _load(
         conflict=_error(conflict["error"], project, outer) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project, outer),
+        executed=_lines_executed(data.get("executed"), project, outer),
+        conflict_executed=_lines_executed(conflict.get("executed"), project, outer),
         writes=_relative_lines(data.get("writes"), project, outer),
         refused=_relative_diagnosis(data.get("refused"), project, outer),
         hosts=_relative_lines(data.get("hosts"), project, outer),
     )
+
+
+def _lines_executed(
+    lines: Any, project: Path, outer: Mapping[str, str] | None
+) -> frozenset[tuple[str, int]] | None:
+    return None if lines is None else frozenset(_relative(lines, project, outer))
 
 
 def _relative_lines(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from autoclone.codemods.sites import CLONE as CLONE_FIX
 from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
@@ -76,6 +77,7 @@ from autoclone.fixes import (
     trainer_inference_mode,
     weight_outside_loss,
 )
+from autoclone.fixes._ast import plain_value_at
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
 
@@ -167,7 +169,7 @@ def candidates(
     out = []
     for _, _, kind, cand in sorted(pairs, key=lambda p: (p[0], p[1])):
         key = tuple(s.id for s in cand.sites)
-        if any(_detached_list(s, ctx) for s in cand.sites):
+        if any(_detached_list(s, ctx) or _on_plain_value(s, ctx) for s in cand.sites):
             continue
         if cand.sites and key not in seen:
             seen.add(key)
@@ -180,6 +182,19 @@ def _detached_list(site: Site, ctx: Context) -> bool:
     a list has no ``detach``, and the run would only raise ``AttributeError``."""
     return (site.fix == DETACH and site.code.endswith(".detach()")
             and clear_consumed.appended_to(site.target, ctx.texts.values()))  # fmt: skip
+
+
+def _on_plain_value(site: Site, ctx: Context) -> bool:
+    """``ALPHA.detach()`` of ``ALPHA = 0.6``, ``total.detach()`` where the pass starts
+    with ``total = 0.0``: the run would only raise ``AttributeError`` on its first pass."""
+    name = site.target
+    if site.fix not in (DETACH, CLONE_FIX) or not name.isidentifier():
+        return False
+    forms = {f"{name}.{m}()" for m in ("detach", "clone")}
+    forms |= {f"{name} = {form}" for form in forms}
+    text = ctx.texts.get(site.file)
+    return site.code.strip() in forms and text is not None and plain_value_at(
+        text, name, site.line)  # fmt: skip
 
 
 def kind_of(site: Site) -> FixKind:

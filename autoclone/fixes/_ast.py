@@ -268,3 +268,72 @@ def fresh_binding(scope: ast.AST, name: str, before: int) -> ast.stmt | None:
         if named and node.value is not None and _fresh(node.value):
             found = node if found is None or node.lineno > found.lineno else found
     return found
+
+
+#: Values a ``.detach()`` or ``.clone()`` of the name holding them raises on: a number, a
+#: string, a tuple or list display (an LSTM's ``(h, c)``), a dict.
+_PLAIN = (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.JoinedStr)
+
+
+def _plain(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.UnaryOp | ast.BinOp):  # ``-1.0``, ``1 / 3``
+        return all(_plain(v) for v in ast.iter_child_nodes(value) if isinstance(v, ast.expr))
+    return isinstance(value, _PLAIN) and not (
+        isinstance(value, ast.Constant) and value.value is None  # ``h = None``: its own edits
+    )
+
+
+def _bindings(scope: ast.AST, name: str) -> list[ast.AST] | None:
+    """Nodes of ``scope`` (not of the functions and classes in it) that bind ``name``;
+    None where the name is declared global or nonlocal, or bound another way."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            if getattr(node, "name", None) == name:
+                out.append(node)
+            if isinstance(node, FUNCTIONS):
+                todo += node.decorator_list + node.args.defaults
+            continue
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return None
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            out.append(node)
+        if isinstance(node, ast.arg | ast.alias) and name in (
+            getattr(node, "arg", None), getattr(node, "asname", None) or getattr(node, "name", "")
+        ):
+            out.append(node)
+        todo += ast.iter_child_nodes(node)
+    return out
+
+
+def plain_value_at(text: str, name: str, line: int) -> bool:
+    """``name`` holds a plain value (``total = 0.0``, ``ALPHA = 0.6``) the first time
+    ``line`` reads it after it was bound: the last binding above the line is a plain
+    assignment in a block that goes on to the line, and nothing rebinds the name between.
+    ``name.detach()`` there raises before it can tell anything about the conflict."""
+    try:
+        tree = parsed(text)
+    except SyntaxError:
+        return False
+    scope: ast.AST = innermost(text, line, FUNCTIONS) or tree
+    binds = _bindings(scope, name)
+    if binds == [] and scope is not tree:  # a module-level constant read in a function
+        scope, binds = tree, _bindings(tree, name)
+    if not binds or any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(tree)
+                        if name in getattr(n, "names", ())):  # fmt: skip
+        return False
+    above = [n for n in binds if getattr(n, "lineno", line) < line]
+    if not above:
+        return False
+    last = max(above, key=lambda n: getattr(n, "lineno", 0))
+    held = holding(scope, last.lineno)  # type: ignore[attr-defined]
+    if held is None:
+        return False
+    _, block, index = held
+    stmt = block[index]
+    goes_on = any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in block[index + 1 :])
+    assigns = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and (
+        isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name)  # fmt: skip
+    return goes_on and isinstance(stmt, ast.Assign) and assigns and _plain(stmt.value)

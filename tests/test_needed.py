@@ -1,0 +1,78 @@
+"""Which edits could not have changed a traced run before its conflict (``autoclone.needed``),
+and which reads hold a plain value a ``.detach()`` raises on (``fixes._ast.plain_value_at``).
+The runs these spare are counted in the fixtures' ``max_runs``
+(``inplace_then_carried_state``, ``late_second_conflict``); here, the rules on real sites."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from autoclone.codemods.rewrites import as_detach, detach_after
+from autoclone.codemods.sites import find_sites
+from autoclone.edits import TextEdit
+from autoclone.fixes._ast import plain_value_at
+from autoclone.needed import touched, untouched
+
+SOURCE = """\
+import torch
+
+ALPHA = 0.6
+state = torch.zeros(3)
+for epoch in range(4):
+    total = 0.0
+    for step in range(5):
+        loss = (state * 2).sum()
+        loss.backward()
+        total = total + loss
+    state = ALPHA * state + total
+    if epoch > 2:
+        print(total)
+    else:
+        print(epoch)
+"""
+
+
+def _site(line: int, target: str):
+    found = [s for s in find_sites(SOURCE, "m.py") if s.line == line and s.target == target]
+    return as_detach(found[0])
+
+
+def test_a_read_of_a_number_bound_above_in_a_block_that_goes_on_to_it_is_plain() -> None:
+    assert plain_value_at(SOURCE, "ALPHA", 11)  # a module constant, read in the loop
+    assert plain_value_at(SOURCE, "total", 10)  # ``total = 0.0`` opens the epoch
+    assert not plain_value_at(SOURCE, "state", 11)  # a tensor
+    assert not plain_value_at(SOURCE, "loss", 10)  # bound by a call
+    assert not plain_value_at(SOURCE, "epoch", 12)  # a loop's target
+
+
+def test_a_name_rebound_in_a_function_or_declared_global_is_not_plain() -> None:
+    source = "import torch\nw = 0.5\ndef f(x):\n    global w\n    w = x\n    return w.detach()\n"
+    assert not plain_value_at(source, "w", 6)
+    source = "w = 0.5\ndef f(x, w):\n    return w.detach()\n"
+    assert not plain_value_at(source, "w", 3)  # the argument, not the module's
+    source = "w = 0.5\ndef f(x):\n    return w * x\n"
+    assert plain_value_at(source, "w", 3)
+
+
+def test_an_edit_touches_the_lines_its_code_runs_with() -> None:
+    lines = SOURCE.splitlines()
+    read = _site(11, "total")
+    assert touched(read, lines) == {11}
+    after = detach_after("m.py", 9, lines[8], "state")  # before line 10, in its block
+    assert after is not None and touched(after, lines) == {10}
+    # a statement put at the end of the inner loop's body, before line 11: it runs after
+    # the body's last statement (line 10) each pass, before line 11 ever runs
+    end = replace(after, line=11, rewrite=(TextEdit(11, 0, "        state = state * 1\n"),))
+    assert touched(end, lines) == {10, 11}
+    # at the end of the ``if`` body, before its ``else:``: after line 13
+    assert touched(replace(end, rewrite=(TextEdit(14, 0, "        pass\n"),)), lines) == {
+        10, 11, 13, 14}
+
+
+def test_edits_on_lines_a_run_never_reached_could_not_have_changed_it() -> None:
+    lines = {"m.py": SOURCE.splitlines()}
+    read = _site(11, "total")
+    first_pass = {("m.py", n) for n in (1, 3, 4, 5, 6, 7, 8, 9)}  # failed at the first backward
+    assert untouched([read], first_pass, lines)
+    assert not untouched([read], first_pass | {("m.py", 11)}, lines)
+    assert not untouched([read], None, lines)  # not traced: not known
