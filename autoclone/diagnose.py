@@ -78,6 +78,7 @@ class Diagnosis:
     carry_consumer: Frame | None = None  # a node made here consumed ...
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
+    carry_read: str = ""  # the consumer's expression on its line (``(1 - a) * outputs``)
     producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
     #: The value was made above the line that read it, in the function where the two
     #: stacks part (None: not known; the innermost frames are compared)
@@ -337,6 +338,14 @@ def _in_loop(text: str, line: int) -> bool:
         return False
 
 
+def _read_by(carry: Mapping[str, Any], own: Collection[str]) -> str:
+    """The consumer's expression, where the tracer's innermost user frame is the one the
+    diagnosis names (not a frame in a file outside the project)."""
+    frames = carry["consumer_frames"]
+    inner = tuple(frames[0]) if frames else None
+    return str(carry.get("read") or "") if inner == _first_own(frames, own) else ""
+
+
 def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
     """Read the first run: exception, tracer record, or anomaly-mode frames."""
     message = first.error.message if first.error else cls.last_exception_line(first.stderr)
@@ -362,6 +371,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             carry_consumer=_first_own(carry["consumer_frames"], own),
             carry_producer=_first_own(carry["producer_frames"], own),
             carry_frames=_up_to_the_loop(carry["consumer_frames"], own),
+            carry_read=_read_by(carry, own),
             producer_frames=_own_frames(carry["producer_frames"], own),
             made_first=_made_first(carry["producer_frames"], carry["consumer_frames"], own),
             consumer_kept=carry.get("consumer_epoch", 0) < traced.get("epoch", 0),

@@ -29,12 +29,13 @@ _SAVED: dict[type, tuple[str, ...]] = {}  # the ``_saved_*`` attributes of each 
 
 def stale_edges(
     roots: list[Any], budget: int = GRAPH, run_by: int | None = None
-) -> Iterator[tuple[Any, Any, Any, Any]]:
-    """(consumer node, its stamp, older node, the older node's stamp) for each edge where
-    the graph of ``roots`` reaches a node made before its consumer, breadth first (nodes
-    made inside a C++ op carry no stamp of their own and inherit their consumer's). With
-    ``run_by``, each node met that no freeing call ran yet is noted as freed by that one."""
-    queue = deque((node, None) for node in roots)
+) -> Iterator[tuple[Any, Any, Any, Any, Any]]:
+    """(consumer node, its stamp, older node, the older node's stamp, the node the stamp is
+    on) for each edge where the graph of ``roots`` reaches a node made before its consumer,
+    breadth first (nodes made inside a C++ op carry no stamp of their own and inherit their
+    consumer's). With ``run_by``, each node met that no freeing call ran yet is noted as
+    freed by that one."""
+    queue: deque[tuple[Any, Any]] = deque((node, None) for node in roots)
     seen: set[int] = set()
     while queue and len(seen) < budget:
         node, inherited = queue.popleft()
@@ -43,21 +44,22 @@ def stale_edges(
         seen.add(id(node))
         if run_by is not None and _RUN_BY not in node.metadata:
             node.metadata[_RUN_BY] = run_by
-        stamp = node.metadata.get(_STAMP) or inherited
+        owner = node if _STAMP in node.metadata else inherited
+        stamp = owner.metadata.get(_STAMP) if owner is not None else None
         for child, _ in node.next_functions:
             if child is None or type(child).__name__ == "AccumulateGrad":
                 continue
             old = child.metadata.get(_STAMP)
             if stamp and old and old[0] < stamp[0]:
-                yield node, stamp, child, old
-            queue.append((child, stamp))
+                yield node, stamp, child, old, owner
+            queue.append((child, owner))
 
 
 def mark(roots: list[Any], epoch: int, frees: bool = True) -> None:
     """Before backward call ``epoch`` runs: note on each older node its graph reaches
     whether an earlier call freed the region made with it, and (``frees``: the call keeps
     no graph) on every node it will run that this call is the one that frees it."""
-    for _, _, child, old in stale_edges(roots, run_by=epoch if frees else None):
+    for _, _, child, old, _ in stale_edges(roots, run_by=epoch if frees else None):
         if child.metadata.get(_FREED, (None,))[0] != epoch:
             child.metadata[_FREED] = (epoch, _region_freed(child, old[0]))
 

@@ -35,7 +35,7 @@ from autoclone.child import (
     PLAIN,
 )
 from autoclone.codemods.render import instrument_edits, patch_edits
-from autoclone.codemods.sites import CLONE, INPLACE_FALSE, OUT_OF_PLACE, Site
+from autoclone.codemods.sites import CLONE, Site
 from autoclone.diagnose import (
     Diagnosis,
     Frame,
@@ -55,12 +55,15 @@ from autoclone.patch import PatchError, render_diff, render_diff_bytes
 from autoclone.repair_text import _no_fix_reason, _outcome_text, _reasons
 from autoclone.rounds import (
     _broke_itself,
-    _conflict,
+    _cuts_nothing,
     _error_gone,
     _failing_frame,
     _Goal,
     _got_further,
     _lines,
+    _moved_on,
+    _not_tensors,
+    _on_non_tensor,
     _Part,
     _Point,
     _rebased,
@@ -115,7 +118,6 @@ MAX_ROUNDS = 6
 #: Predicted edit sets verified at most, over all conflicts, before ddmin takes over.
 MAX_TRIES = 24
 
-_VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
 #: A verification run goes on at least this long past its limit, to meet a later conflict.
 RUN_ON = 1.0
 
@@ -142,6 +144,7 @@ class _Repair:
     #: Verification runs by the patched texts they ran: two edit sets that render the same
     #: script (``ALPHA.detach()`` at either read of one line) are one run, judged anew
     _runs: dict[tuple[Any, ...], RunResult] = field(default_factory=dict)
+    _not_tensors: set[str] = field(default_factory=set)  # see ``rounds._not_tensors``
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -272,6 +275,9 @@ class _Repair:
             sites = [*before, *cand.sites]
             if self._failed_before(sites) or self._out_of_time() or self._predicted >= MAX_TRIES:
                 continue
+            if _on_non_tensor(cand, self._not_tensors):
+                budget += 1
+                continue
             if self._ran_before(sites, goal.limit):  # judged again, but not a try
                 budget += 1
             else:
@@ -285,6 +291,7 @@ class _Repair:
                 return verified._replace(parts=[*kept, part], refs=goal.refs)
             at = _failing_frame(verified.run, self._original_lines(verified))
             if _broke_itself(outcome, at, cand):  # ``total.detach()`` of a float: not a try
+                self._not_tensors |= _not_tensors(outcome, cand)
                 budget += 1
                 continue
             moved = at not in (point.found.failing, point.frame)
@@ -322,7 +329,7 @@ class _Repair:
                  for rel, src in self.project.sources.items()}  # fmt: skip
         found = relabel(diagnose(traced, texts), self._original_lines(verified))
         kinds = fixes.applicable(found, goal.ctx)
-        if not kinds or not self._moved_on(found, traced, point):
+        if not kinds or not _moved_on(found, traced, point):
             return None
         deeper = self._with_reference(goal, kinds[0].reference, found, traced, verified)
         if deeper is None:
@@ -373,18 +380,6 @@ class _Repair:
             return None
         ctx = self._context({**goal.ctx.evidence, **evidence})  # leaks of the patched script
         return replace(goal, refs={**goal.refs, which: ref}, ctx=ctx)
-
-    @staticmethod
-    def _moved_on(found: Diagnosis, traced: RunResult, point: _Point) -> bool:
-        """The traced conflict is not the one this round answered, seen again."""
-        if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
-            return False
-        same_view = found.view is None or found.view == point.found.view
-        same_write = found.mutation == point.found.mutation  # not the next of several writes
-        # a view error about no new view and no new write: written another way, no further
-        return not (found.error_class in _VIEW_ERRORS and same_view and same_write
-                    and found.error_class == point.found.error_class
-                    and traced.backward <= point.backward)  # fmt: skip
 
     def _original_lines(self, verified: _Verified) -> Callable[[Frame], Frame]:
         """Lines of the patched files (a run's frames) as lines of the originals (the
@@ -697,12 +692,3 @@ class _Repair:
             "the patch passed at shrunk sizes but not at yours "
             f"({_outcome_text(outcome)}); rerun with --no-shrink"
         )
-
-
-def _cuts_nothing(kind: FixKind, cand: Candidate) -> bool:
-    """The edit can give no loss a graph's loss: a ``neutral`` kind's, or a write made out
-    of place, cloned or no longer in place (each result has every graph its inputs have),
-    so a loss with no graph met after it is the next conflict (a frozen backbone under
-    ``no_grad`` behind the repaired write)."""
-    return getattr(kind, "neutral", False) or all(
-        s.fix in (OUT_OF_PLACE, CLONE, INPLACE_FALSE) for s in cand.sites)

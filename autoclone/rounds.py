@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from autoclone import classify as cls
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.sites import CLONE, DETACH, INPLACE_FALSE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, Frame, in_inference_loop
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.oracle import Reference
@@ -93,6 +93,24 @@ def _broke_itself(outcome: Outcome, at: Frame | None, cand: Candidate) -> bool:
     return failed and at is not None and any((s.file, s.line) == at for s in cand.sites)
 
 
+_NO_METHOD = re.compile(r"object has no attribute '(detach|clone)'")
+
+
+def _not_tensors(outcome: Outcome, cand: Candidate) -> set[str]:
+    """What an edit that broke itself showed is no tensor: the target of its one
+    ``.detach()``/``.clone()``, where that call raised ``AttributeError``. The same call
+    at another read of it (``ALPHA * Z + (1 - ALPHA) * y``) would only raise again."""
+    calls = [s for s in cand.sites if s.fix in (DETACH, CLONE)]
+    no_method = isinstance(outcome, Failed) and _NO_METHOD.search(outcome.message)
+    return {calls[0].target} if no_method and len(calls) == 1 else set()
+
+
+def _on_non_tensor(cand: Candidate, targets: set[str]) -> bool:
+    return any(s.fix in (DETACH, CLONE) and s.target in targets
+               and s.code.strip() in (f"{s.target}.detach()", f"{s.target}.clone()")
+               for s in cand.sites)  # fmt: skip
+
+
 def _got_further(
     outcome: Outcome, run: RunResult, point: _Point, moved: bool = False, neutral: bool = False
 ) -> bool:
@@ -155,3 +173,27 @@ def _error_gone(outcome: Outcome, original: str) -> bool:
 def _rebased(reference: Reference, kind: FixKind, last: FixKind | None, ctx: Context) -> Reference:
     """An earlier conflict's reference as the newest conflict's edit reads it."""
     return last.rebased(reference, ctx) if last is not None and last is not kind else reference
+
+
+_VIEW_ERRORS = frozenset({cls.NO_GRAD_VIEW, cls.MULTI_OUTPUT_VIEW})
+
+
+def _moved_on(found: Diagnosis, traced: RunResult, point: _Point) -> bool:
+    """The traced conflict is not the one this round answered, seen again."""
+    if _conflict(found) == _conflict(point.found) and traced.backward <= point.backward:
+        return False
+    same_view = found.view is None or found.view == point.found.view
+    same_write = found.mutation == point.found.mutation  # not the next of several writes
+    # a view error about no new view and no new write: written another way, no further
+    return not (found.error_class in _VIEW_ERRORS and same_view and same_write
+                and found.error_class == point.found.error_class
+                and traced.backward <= point.backward)  # fmt: skip
+
+
+def _cuts_nothing(kind: FixKind, cand: Candidate) -> bool:
+    """The edit can give no loss a graph's loss: a ``neutral`` kind's, or a write made out
+    of place, cloned or no longer in place (each result has every graph its inputs have),
+    so a loss with no graph met after it is the next conflict (a frozen backbone under
+    ``no_grad`` behind the repaired write)."""
+    return getattr(kind, "neutral", False) or all(
+        s.fix in (OUT_OF_PLACE, CLONE, INPLACE_FALSE) for s in cand.sites)

@@ -9,6 +9,7 @@ them it runs inside the trial process: standard library and torch only.
 from __future__ import annotations
 
 import itertools
+import linecache
 import os
 import sys
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ Frame = tuple[str, int]
 _STAMP = "autoclone"
 _READERS = "autoclone.readers"  # (epoch, frames) of the first nodes that consumed a node
 READERS = 8  # kept per node: with that many, which lines read it is not known
+_AT = "autoclone.at"  # (code, instruction offset) of the user's call that made a node
 #: The tracer's own files: their frames are never the user's, even where the user's folder
 #: holds autoclone itself (``bench/dispatch_mode.py`` traces with the repository as prefix).
 _OWN_FILES = frozenset(
@@ -204,3 +206,19 @@ def _from_another(target: torch.Tensor, value: torch.Tensor, budget: int = 2000)
             return True
         queue += [child for child, _ in node.next_functions]
     return False
+
+
+def source_of(at: Any) -> str:
+    """The source text of the user's expression that made a node (``(1 - ALPHA) *
+    outputs`` on a line that also reads ``Z``): the instruction's own columns."""
+    if at is None:
+        return ""
+    code, lasti = at
+    try:
+        line, end, col, end_col = list(code.co_positions())[lasti // 2]
+    except (IndexError, ValueError):
+        return ""
+    if line is None or line != end or col is None or end_col is None:
+        return ""
+    text = linecache.getline(code.co_filename, line).encode("utf-8")
+    return text[col:end_col].decode("utf-8", errors="replace")

@@ -47,6 +47,7 @@ from autoclone.carried_state import stale_module_state
 from autoclone.derivatives import GradCalls
 from autoclone.labels import Prefix, graph_nodes
 from autoclone.trace_base import (
+    _AT,
     _CALL_IMPL,
     _MULTI,
     _OWN_FILES,
@@ -65,6 +66,7 @@ from autoclone.trace_base import (
     _running_module,
     _storage,
     _tensors,
+    source_of,
 )
 
 #: Backward calls whose frames are kept to name the one that freed a graph (a long run's
@@ -137,6 +139,7 @@ class Tracer:
         self._op = ""
         self._new: list[int] | None = None  # records saved by the running call
         self._cached: list[Frame] | None = None
+        self._at: tuple[Any, int] | None = None  # the innermost user frame's instruction
         self._cut_memo: list[Frame] | None = None
         #: the optimizers stepped since the last backward call started, and those stepped
         #: before this one (between it and the one before)
@@ -197,6 +200,8 @@ class Tracer:
                     if len(lines) > 100_000:
                         lines.clear()
                     entry = lines[key] = (filename, frame.f_lineno, code)
+                if not out:
+                    self._at = (code, frame.f_lasti)
                 out.append((entry[0], entry[1]))
                 if len(out) >= limit:
                     break
@@ -450,6 +455,7 @@ class Tracer:
         """Stamp a new node, and note it as a reader of the stamped nodes it consumes (the
         first few): which line took a value in before a backward call freed its graph."""
         stamp = metadata[_STAMP] = (self.epoch, self.frames())
+        metadata[_AT] = self._at if stamp[1] else None
         if stamp[1]:
             self.made_at[stamp[1][0]] = self.epoch
         for child, _ in grad_fn.next_functions:
@@ -485,7 +491,7 @@ class Tracer:
                 return found
         return self._edge(*met[0]) if met else None
 
-    def _edge(self, node: Any, stamp: Any, child: Any, old: Any) -> dict[str, Any]:
+    def _edge(self, node: Any, stamp: Any, child: Any, old: Any, owner: Any) -> dict[str, Any]:
         readers = child.metadata.get(_READERS, [])
         return {"consumer_frames": stamp[1], "producer_frames": old[1],
                 "consumer_epoch": stamp[0], "producer_epoch": old[0],
@@ -499,6 +505,8 @@ class Tracer:
                 # value: that loss was its own (VQGAN's autoencoder step, then the
                 # discriminator's), so the later loss is the one to keep out of the graph
                 "stepped_trains": bool(self.stepped) and self._trains(child, self.stepped),
+                # the expression that read the older value, of the line's several
+                "read": source_of(owner.metadata.get(_AT)),
                 "node": type(node).__name__}  # fmt: skip
 
     def _trains(self, node: Any, optimizers: list[Any] | None = None) -> bool | None:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from autoclone.codemods.rewrites import as_detach, detach_after
 from autoclone.codemods.sites import find_sites
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import plain_value_at
+from autoclone.fixes._ast import expression_names, plain_attribute, plain_value_at
 from autoclone.needed import touched, untouched
 
 SOURCE = """\
@@ -76,3 +76,20 @@ def test_edits_on_lines_a_run_never_reached_could_not_have_changed_it() -> None:
     assert untouched([read], first_pass, lines)
     assert not untouched([read], first_pass | {("m.py", 11)}, lines)
     assert not untouched([read], None, lines)  # not traced: not known
+
+
+def test_an_attribute_only_ever_given_plain_values_is_plain() -> None:
+    init = "class T:\n    def __init__(self, alpha=0.6, d=None):\n        self.alpha = alpha\n"
+    assert plain_attribute({"t.py": init}, "self.alpha")
+    assert plain_attribute({"t.py": init + "t = T()\nt.alpha = 0.9\n"}, "self.alpha")
+    tensor = "import torch\nt = T()\nt.alpha = torch.tensor(0.9)\n"
+    assert not plain_attribute({"t.py": init, "u.py": tensor}, "self.alpha")  # set elsewhere
+    given = init.replace("self.alpha = alpha", "self.alpha = d")
+    assert not plain_attribute({"t.py": given}, "self.alpha")  # a default of None
+    assert not plain_attribute({"t.py": "x = 1\n"}, "self.alpha")  # never set: not known
+
+
+def test_the_names_an_expression_reads() -> None:
+    assert expression_names("(1 - self.alpha) * self.outputs") >= {"self.alpha", "self.outputs"}
+    assert expression_names("outputs[idx] = probs") >= {"outputs", "idx", "probs"}
+    assert expression_names("f(x") == set()

@@ -212,3 +212,32 @@ def test_a_module_whose_hash_needs_its_own_init_is_traced_as_written(tmp_path: P
     assert facts["hash"] is True
     assert facts["diagnosis"]["mutation"]["op"] == "mul_"
     assert "is at version 1; expected version 0" in facts["error"]
+
+
+def test_a_carry_names_the_expression_that_read_the_older_graph(tmp_path: Path) -> None:
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        def backward(loss):  # as the trial's backward wrapper calls the tracer
+            tracer.backward_started([loss])
+            try:
+                loss.backward()
+            except RuntimeError as exc:
+                tracer.backward_failed([loss], str(exc))
+                raise
+            tracer.epoch += 1
+
+        ALPHA, state, outputs = 0.5, torch.zeros(3), torch.zeros(3)
+        for step in range(3):
+            out = (w * 2).tanh()
+            outputs[0:3] = out
+            backward((out * state).sum() + out.sum())
+            state = ALPHA * state + (1 - ALPHA) * outputs
+        """,
+    )
+    carry = facts["diagnosis"]["carry"]
+    assert carry["consumer_frames"][0][1] == 18
+    assert carry["read"] == "(1 - ALPHA) * outputs"  # not ``state``, read on that line too

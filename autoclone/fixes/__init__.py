@@ -77,7 +77,7 @@ from autoclone.fixes import (
     trainer_inference_mode,
     weight_outside_loss,
 )
-from autoclone.fixes._ast import plain_value_at
+from autoclone.fixes._ast import plain_attribute, plain_value_at
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
 
@@ -186,15 +186,19 @@ def _detached_list(site: Site, ctx: Context) -> bool:
 
 def _on_plain_value(site: Site, ctx: Context) -> bool:
     """``ALPHA.detach()`` of ``ALPHA = 0.6``, ``total.detach()`` where the pass starts
-    with ``total = 0.0``: the run would only raise ``AttributeError`` on its first pass."""
+    with ``total = 0.0``, ``self.alpha.detach()`` of an attribute only ever given plain
+    values: the run would only raise ``AttributeError`` on its first pass."""
     name = site.target
-    if site.fix not in (DETACH, CLONE_FIX) or not name.isidentifier():
+    if site.fix not in (DETACH, CLONE_FIX) or not name.replace(".", "_").isidentifier():
         return False
     forms = {f"{name}.{m}()" for m in ("detach", "clone")}
     forms |= {f"{name} = {form}" for form in forms}
+    if site.code.strip() not in forms:
+        return False
+    if "." in name:
+        return plain_attribute(ctx.texts, name)
     text = ctx.texts.get(site.file)
-    return site.code.strip() in forms and text is not None and plain_value_at(
-        text, name, site.line)  # fmt: skip
+    return text is not None and plain_value_at(text, name, site.line)
 
 
 def kind_of(site: Site) -> FixKind:

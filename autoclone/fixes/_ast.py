@@ -337,3 +337,65 @@ def plain_value_at(text: str, name: str, line: int) -> bool:
     assigns = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and (
         isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name)  # fmt: skip
     return goes_on and isinstance(stmt, ast.Assign) and assigns and _plain(stmt.value)
+
+
+def expression_names(text: str) -> set[str]:
+    """The names and dotted attributes (``self.h``) a piece of source reads; empty where
+    it does not parse on its own."""
+    tree: ast.AST
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        try:
+            tree = ast.parse(text.strip())
+        except SyntaxError:
+            return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name | ast.Attribute):
+            out.add(ast.unparse(node))
+    return out
+
+
+def _plain_parameter(fn: ast.AST | None, name: str) -> bool:
+    """``name`` is a parameter of ``fn`` whose default is a plain value (``alpha=0.6``)."""
+    if not isinstance(fn, FUNCTIONS):
+        return False
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=False))  # fmt: skip
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if d]
+    return any(a.arg == name and _plain(d) for a, d in pairs)
+
+
+def plain_attribute(texts: Mapping[str, str], target: str) -> bool:
+    """``self.alpha`` is given nothing but plain values anywhere in the project: a literal,
+    or a parameter whose default is one (``self.alpha = alpha`` in ``__init__(self,
+    alpha=0.6)``), however the object is named where it is set."""
+    if not re.fullmatch(r"[A-Za-z_]\w*\.[A-Za-z_]\w*", target):
+        return False
+    attr = target.split(".")[1]
+    values = 0
+    for text in texts.values():
+        try:
+            tree = parsed(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(
+                    node.target, ast.Attribute) and node.target.attr == attr:  # fmt: skip
+                return False
+            for stored, value in assigned_pairs(node):
+                if not (isinstance(stored, ast.Attribute) and stored.attr == attr):
+                    continue
+                fn = innermost(text, node.lineno, FUNCTIONS)  # type: ignore[attr-defined]
+                name = value.id if isinstance(value, ast.Name) else ""
+                if not (_plain(value) or _plain_parameter(fn, name)):
+                    return False
+                values += 1
+            if isinstance(node, ast.Assign) and not assigned_pairs(node) and any(
+                    isinstance(t, ast.Attribute) and t.attr == attr
+                    for t in ast.walk(node)):  # fmt: skip
+                return False  # ``a.x = b.x = ...``, ``self.x, n = pair``: not read here
+    return values > 0

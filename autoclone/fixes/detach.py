@@ -39,6 +39,7 @@ from autoclone.fixes._ast import (
     FUNCTIONS,
     LOOPS,
     Store,
+    expression_names,
     holding,
     innermost,
     lines_of,
@@ -393,7 +394,22 @@ def detach_candidates(
         if edit_set and all(s is not None for s in edit_set):
             chosen = [s for s in edit_set if s is not None]
             unique.setdefault(tuple(s.id for s in chosen), chosen)
-    return list(unique.values())
+    elsewhere = _read_elsewhere(found, sites)
+    ranked = sorted(unique.values(), key=lambda chosen: any(s.target in elsewhere
+                                                            for s in chosen))  # fmt: skip
+    return ranked
+
+
+def _read_elsewhere(found: Diagnosis, sites: Sequence[Site]) -> set[str]:
+    """Names the consuming line reads outside the expression that read the older value
+    (``Z`` in ``Z = ALPHA * Z + (1 - ALPHA) * outputs``, where the tracer saw ``(1 -
+    ALPHA) * outputs`` take it in): cuts of those come after the others."""
+    read = expression_names(found.carry_read)
+    if not read or found.carry_consumer is None:
+        return set()
+    on_line = {s.target for s in sites if (s.file, s.line) == found.carry_consumer
+               and s.kind in (ARG, OPERAND)}  # fmt: skip
+    return {name for name in on_line - read if _IDENTIFIER.match(name)}
 
 
 def _made_by_this_pass(file: str, line: int, sites: Sequence[Site], text: str) -> set[str]:
