@@ -92,6 +92,9 @@ class Diagnosis:
     #: an optimizer that stepped between the two backward calls trains what made the
     #: carried value (the first loss was that optimizer's own)
     carry_stepped: bool = False
+    #: The carried value is a term of the loss an earlier call backpropagated (a running
+    #: mean of the loss kept on a meter), not a state the model computes
+    carry_loss_term: bool = False
     #: Where the first loss read the value the failing one reads again, when that is
     #: another line (``first_read``)
     first_read: Frame | None = None
@@ -377,6 +380,7 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
             consumer_kept=carry.get("consumer_epoch", 0) < traced.get("epoch", 0),
             carry_trains=carry.get("trains"),
             carry_stepped=bool(carry.get("stepped_trains")),
+            carry_loss_term=bool(carry.get("loss_term")),
             first_read=apart[0] if apart else None,
             again_read=apart[1] if apart else None,
             freed_by=_first_own(carry.get("freed_by_frames"), own),

@@ -145,6 +145,8 @@ class _Repair:
     #: script (``ALPHA.detach()`` at either read of one line) are one run, judged anew
     _runs: dict[tuple[Any, ...], RunResult] = field(default_factory=dict)
     _not_tensors: set[str] = field(default_factory=set)  # see ``rounds._not_tensors``
+    _references: dict[tuple[str, frozenset[str]], Reference | str] = field(
+        default_factory=dict)  # ``_rebuilt``'s, by the edits they were computed with
 
     def say(self, message: str) -> None:
         self.options.progress(message)
@@ -283,12 +285,16 @@ class _Repair:
             else:
                 self._predicted += 1
             judges = [*(p.kind for p in kept), kind]
+            refs = self._rebuilt(kept, cand.sites, goal) if getattr(
+                kind, "rebuilds_earlier", False) else goal.refs  # fmt: skip
+            if refs is None:
+                continue
             outcome, verified = self._verify(
-                sites, goal.reference, goal.limit, judges, goal.ctx, goal.refs
+                sites, goal.reference, goal.limit, judges, goal.ctx, refs
             )
-            part = _Part(kind, point.found, cand.sites, point.executed)
+            part = _Part(kind, point.found, cand.sites, point.executed, point.backward)
             if isinstance(outcome, Passed):
-                return verified._replace(parts=[*kept, part], refs=goal.refs)
+                return verified._replace(parts=[*kept, part], refs=refs)
             at = _failing_frame(verified.run, self._original_lines(verified))
             if _broke_itself(outcome, at, cand):  # ``total.detach()`` of a float: not a try
                 self._not_tensors |= _not_tensors(outcome, cand)
@@ -310,6 +316,29 @@ class _Repair:
                     return done
                 self._note_beyond(point, verified, tried=True)
         return None
+
+    def _rebuilt(
+        self, kept: list[_Part], newest: Sequence[Site], goal: _Goal
+    ) -> Mapping[str, Reference] | None:
+        """The references of the conflicts before, computed again on the script with every
+        other edit in, for an edit that changes what every call differentiates (a running
+        statistic made constant): the numbers the earlier edits must reproduce are those of
+        that program (None: they could not be computed)."""
+        refs = dict(goal.refs)
+        for part in kept:
+            others = [s for p in kept if p is not part for s in p.sites] + list(newest)
+            key = (part.kind.reference, frozenset(s.id for s in others))
+            if key not in self._references:
+                files = self.project.render(others, patch_edits)
+                ref, _ = references.compute(
+                    part.kind.reference, part.found, (part.backward, goal.limit), self.project,
+                    self.runner, self.say, files=files)  # fmt: skip
+                self._references[key] = ref
+            ref = self._references[key]
+            if isinstance(ref, str):
+                return None
+            refs[part.kind.reference] = ref
+        return refs
 
     def _next_conflict(
         self, verified: _Verified, point: _Point, goal: _Goal

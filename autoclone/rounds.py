@@ -52,6 +52,7 @@ class _Part:
     found: Diagnosis
     sites: tuple[Site, ...]
     executed: frozenset[Frame] | None = None  # the conflict's ``_Point.executed``
+    backward: int = 0  # the backward calls the script completed before this conflict
 
 
 @dataclass(frozen=True)

@@ -222,3 +222,25 @@ def source_of(at: Any) -> str:
         return ""
     text = linecache.getline(code.co_filename, line).encode("utf-8")
     return text[col:end_col].decode("utf-8", errors="replace")
+
+
+#: Nodes that combine losses into a total: sums and scalings (a reduction is not one: a
+#: tensor summed into the loss is an output, not a loss).
+_COMBINING = frozenset({"AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1",
+                        "MulBackward0", "MulBackward1", "DivBackward0", "DivBackward1",
+                        "NegBackward0"})  # fmt: skip
+
+
+def loss_term(node: Any, roots: list[Any], budget: int = 64) -> bool:
+    """``node`` is a term of the loss ``roots`` held: met from them through sums and
+    scalings alone (``total = w_cls * cls + w_reg * reg`` holds ``cls``). A value kept from
+    it is the loss itself (a running mean of the loss), not a state the model computes."""
+    queue = [r for r in roots if r is not None]
+    seen = 0
+    while queue and seen < budget:
+        here, seen = queue.pop(0), seen + 1
+        if here is node:
+            return True
+        if type(here).__name__ in _COMBINING:
+            queue += [c for c, _ in here.next_functions if c is not None]
+    return False

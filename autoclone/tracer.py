@@ -66,6 +66,7 @@ from autoclone.trace_base import (
     _running_module,
     _storage,
     _tensors,
+    loss_term,
     source_of,
 )
 
@@ -507,6 +508,7 @@ class Tracer:
                 "stepped_trains": bool(self.stepped) and self._trains(child, self.stepped),
                 # the expression that read the older value, of the line's several
                 "read": source_of(owner.metadata.get(_AT)),
+                "loss_term": loss_term(child, self.last_roots),
                 "node": type(node).__name__}  # fmt: skip
 
     def _trains(self, node: Any, optimizers: list[Any] | None = None) -> bool | None:

@@ -241,3 +241,31 @@ def test_a_carry_names_the_expression_that_read_the_older_graph(tmp_path: Path) 
     carry = facts["diagnosis"]["carry"]
     assert carry["consumer_frames"][0][1] == 18
     assert carry["read"] == "(1 - ALPHA) * outputs"  # not ``state``, read on that line too
+    assert carry["loss_term"] is False  # outputs feed the loss; they are not a term of it
+
+
+def test_a_carried_running_mean_of_the_loss_is_a_term_of_the_loss(tmp_path: Path) -> None:
+    facts = _trace(
+        tmp_path,
+        """\
+        import torch
+
+        def backward(loss):
+            tracer.backward_started([loss])
+            try:
+                loss.backward()
+            except RuntimeError as exc:
+                tracer.backward_failed([loss], str(exc))
+                raise
+            tracer.epoch += 1
+
+        w = torch.randn(3, requires_grad=True)
+        mean = None
+        for step in range(3):
+            loss = ((w * 2).tanh() ** 2).sum()
+            mean = loss if mean is None else 0.9 * mean + 0.1 * loss
+            backward(loss / mean + 0.5 * loss)
+        """,
+    )
+    carry = facts["diagnosis"]["carry"]
+    assert carry["consumer_frames"][0][1] == 16 and carry["loss_term"] is True
