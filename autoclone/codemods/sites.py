@@ -326,11 +326,12 @@ class SiteFinder(cst.CSTVisitor):
         if not isinstance(call, cst.Call):
             return
         names, root = _inplace_chain(call)
-        if not names or not isinstance(root, cst.Name) or not self._plain_receiver(root):
+        fresh = self._fresh(root)  # ``torch.exp(x).clamp_(lo, hi)``: a new tensor written
+        if not names or not (fresh or isinstance(root, cst.Name) and self._plain_receiver(root)):
             return  # ``self.count.add_(1)`` returned: the write is state worth keeping
         if any(n.value.removesuffix("_") not in OUT_OF_PLACE_METHODS for n in names):
             return
-        receiver = root.value
+        receiver = self.module.code_for_node(root).strip()
         edits = [TextEdit(self._range(n).end.line, self._range(n).end.column - 1, "", delete=1)
                  for n in names]  # fmt: skip
         renamed = cst.ensure_type(call.visit(_OutOfPlaceNames(names)), cst.Call)
@@ -512,6 +513,13 @@ class SiteFinder(cst.CSTVisitor):
         self._record(VALUE, start, end, self.module.code_for_node(root).strip(),
                      self.module.code_for_node(renamed).strip(), own_line=False,
                      fix=OUT_OF_PLACE, rewrite=tuple(edits))  # fmt: skip
+
+    def _fresh(self, node: cst.BaseExpression) -> bool:
+        """A call of a torch function that is not a view (``torch.exp(x)``, ``F.softplus(x)``):
+        its result is a new tensor nothing else holds, so a write into it can go."""
+        return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and _is_module(node.func.value, self.module)
+                and node.func.attr.value not in _VIEW_METHODS)  # fmt: skip
 
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
         """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of
