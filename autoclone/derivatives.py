@@ -80,8 +80,10 @@ class Derived:
         held = [self.holds(t) for t in tensors]
         if not any(held):
             return
+        # indices and masks made from it (``sal.topk(k).indices``) carry no derivative on:
+        # what they select differentiates nothing through the derivative
         outs = [t for t in (out if isinstance(out, tuple | list) else (out,))
-                if isinstance(t, torch.Tensor)]  # fmt: skip
+                if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())]
         self.add(outs)
         op = name.strip("_").rsplit(".", 1)[-1]
         if any(self.holds(t, self._weighted) for t in tensors):

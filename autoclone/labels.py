@@ -163,11 +163,16 @@ def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:
     return loss
 
 
-def new_label_gradients(patched: Iterable[Frame], original: Iterable[Frame]) -> str | None:
+def new_label_gradients(
+    patched: Iterable[Frame], original: Iterable[Frame], reached: Iterable[Frame] | None = None
+) -> str | None:
     """Why a patched run is refused: the first line where gradient reaches a label and did
-    not in the original; None when there is none."""
+    not in the original; None when there is none. With ``reached``, the lines the original
+    run executed: a line it never got to (it failed first) tells nothing."""
     before = set(map(tuple, original))
-    fresh = [tuple(f) for f in patched if tuple(f) not in before]
+    seen = None if reached is None else set(map(tuple, reached))
+    fresh = [tuple(f) for f in patched
+             if tuple(f) not in before and (seen is None or tuple(f) in seen)]  # fmt: skip
     if not fresh:
         return None
     file, line = fresh[0]

@@ -136,6 +136,7 @@ class _Repair:
     _predicted: int = 0  # predicted edit sets verified so far
     _promising: list[str] = field(default_factory=list)  # edits that got a run further
     _labels: tuple[Frame, ...] = ()  # where the original's losses took labels needing grad
+    _reached: frozenset[Frame] | None = None  # the lines the original run executed
     _label_leaks: list[str] = field(default_factory=list)  # refusals for that: evidence
     _restart: bool = False  # evidence that changes the candidates came in: explore again
     _beyond: str = ""  # the summary when a verified edit got past a conflict to one unrepaired
@@ -170,6 +171,7 @@ class _Repair:
             return early
         found = diagnose(first, self.project.sources)
         self._labels = first.label_grads
+        self._reached = (first.past or first).executed
         if found.error_class == cls.NOT_AUTOGRAD:
             return rp.not_clone_fixable(found.error_class, found.line)
         outside = outer_advice([found.mutation, found.view, found.saved], self.options)
@@ -498,7 +500,7 @@ class _Repair:
         """A passing run that lets gradient reach a loss's labels where the original did
         not fails after all (``autoclone.labels``), and so does one that weights a
         log-probability with a graph (``autoclone.score_weights``)."""
-        why = new_label_gradients(map(move, run.label_grads), self._labels)
+        why = new_label_gradients(map(move, run.label_grads), self._labels, self._reached)
         if why is None:
             scored = score_weights.refused(map(move, run.score_weights))
             return Failed("labels", scored) if scored else Passed()
