@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from autoclone import devices, executed, isolation, labels, score_weights
+from autoclone import copies, devices, executed, isolation, labels, score_weights
 from autoclone.child_errors import FRAME, error_info
 from autoclone.child_paths import remember_search_path as remember_search_path  # the zygote's
 from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
@@ -116,6 +116,7 @@ class _State:
         self.labels: labels.Seen | None = None  # losses whose labels require grad
         self.scores: score_weights.Seen | None = None  # log-probabilities weighted with a graph
         self.executed: Any = None  # autoclone.executed.Executed, in traced runs
+        self.copies: copies.Seen | None = None  # tensors with a graph copied by torch.tensor
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -231,6 +232,7 @@ class _State:
             "label_grads": self.labels.lines if self.labels is not None else [],
             "score_weights": self.scores.lines if self.scores is not None else [],
             "executed": self._executed(),
+            "copied": self.copies.lines if self.copies is not None else [],
             **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
@@ -577,6 +579,7 @@ def main() -> None:
     own = _own_files(env)
     state.labels = labels.install(own)
     state.scores = score_weights.install(own)
+    state.copies = copies.install(own)
     if mode == ANOMALY:
         _capture_anomaly(state)
     elif mode == LOCATE:

@@ -79,6 +79,8 @@ class Diagnosis:
     carry_producer: Frame | None = None  # ... a value made here, before the last backward
     carry_frames: tuple[Frame, ...] = ()  # the consumer's user frames, innermost first
     carry_read: str = ""  # the consumer's expression on its line (``(1 - a) * outputs``)
+    #: Lines where ``torch.tensor`` copied a tensor that has a graph (``autoclone.copies``)
+    copied: tuple[Frame, ...] = ()
     producer_frames: tuple[Frame, ...] = ()  # the producer's user frames, innermost first
     #: The value was made above the line that read it, in the function where the two
     #: stacks part (None: not known; the innermost frames are compared)
@@ -199,6 +201,7 @@ def relabel(d: Diagnosis, move: Callable[[Frame], Frame]) -> Diagnosis:
     changes["mutation_frames"] = tuple(move(f) for f in d.mutation_frames)
     changes["estimate_cuts"] = tuple(move(f) for f in d.estimate_cuts)
     changes["failing_frames"] = tuple(move(f) for f in d.failing_frames)
+    changes["copied"] = tuple(move(f) for f in d.copied)
     return replace(d, **changes)
 
 
@@ -365,7 +368,8 @@ def diagnose(first: RunResult, own: Collection[str]) -> Diagnosis:
                      backward_by=called_from, failing_frames=stack,
                      mutation_frames=stack if raised_at_write else (),
                      inference_loop=in_inference_loop(frames),
-                     grad_off=bool(first.error and first.error.grad_off))  # fmt: skip
+                     grad_off=bool(first.error and first.error.grad_off),
+                     copied=_own_frames(list(first.copied), own))  # fmt: skip
     carry = traced.get("carry") or {}
     if carry:
         apart = _reads_apart(carry, own)

@@ -123,7 +123,9 @@ def _got_further(
     anything, after a ``neutral`` edit (one that changes no value and no gradient)."""
     if not isinstance(outcome, Failed) or run.error is None:
         return False
-    switched_off = neutral or run.error.grad_off or in_inference_loop(run.error.frames)
+    # (or where the run saw ``torch.tensor`` copy a tensor that had a graph: lost there)
+    switched_off = (neutral or run.error.grad_off or in_inference_loop(run.error.frames)
+                    or bool(run.copied))  # fmt: skip
     if outcome.kind not in _AUTOGRAD and not (outcome.kind == cls.NO_GRAPH and switched_off):
         return False
     return _shape(run.error.line) != _shape(point.line) or run.backward > point.backward or moved

@@ -98,6 +98,8 @@ class RunResult:
     conflict_diagnosis: dict[str, Any] | None = None
     late: list[str] = field(default_factory=list)  # see ``within``
     other_conflict: int = -1  # see ``Tracer.other_conflict``
+    #: Lines where ``torch.tensor`` copied a tensor that has a graph (``autoclone.copies``)
+    copied: tuple[tuple[str, int], ...] = ()
     #: Lines of the user's files the run executed (traced runs only; None: not known), and
     #: those it had executed when it met its first version conflict (``autoclone.executed``)
     executed: frozenset[tuple[str, int]] | None = None
@@ -605,6 +607,7 @@ def _load(
         conflict=_error(conflict["error"], project, outer) if conflict else None,
         conflict_backward=int(conflict.get("backward", 0)),
         conflict_diagnosis=_relative_diagnosis(conflict.get("diagnosis"), project, outer),
+        copied=tuple(_relative(data.get("copied") or [], project, outer)),
         executed=_lines_executed(data.get("executed"), project, outer),
         conflict_executed=_lines_executed(conflict.get("executed"), project, outer),
         writes=_relative_lines(data.get("writes"), project, outer),

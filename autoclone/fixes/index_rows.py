@@ -1,6 +1,8 @@
-"""``for b in (boxes[i] for i in range(len(boxes)))`` for ``for b in boxes`` (or ``zip(boxes,
-...)``) whose body writes into the row, or part of it, in place: per-image box clipping,
-``b[:, 0::2].clamp_(0, w)`` (pytorch#47899).
+"""A tensor's rows taken by index where a loop over them writes into a row in place.
+
+``for b in boxes`` (or ``zip(boxes, ...)``) becomes ``for b in (boxes[i] for i in
+range(len(boxes)))`` where the body writes into the row, or part of it: per-image box
+clipping, ``b[:, 0::2].clamp_(0, w)`` (pytorch#47899).
 
 Iterating a tensor unbinds it: every row is one of several views of the tensor, and
 autograd forbids writing into those ("Output 0 of Slice is a view ... of a function that
