@@ -163,16 +163,11 @@ def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:
     return loss
 
 
-def new_label_gradients(
-    patched: Iterable[Frame], original: Iterable[Frame], reached: Iterable[Frame] | None = None
-) -> str | None:
+def new_label_gradients(patched: Iterable[Frame], original: Iterable[Frame]) -> str | None:
     """Why a patched run is refused: the first line where gradient reaches a label and did
-    not in the original; None when there is none. With ``reached``, the lines the original
-    run executed: a line it never got to (it failed first) tells nothing."""
+    not in the original; None when there is none."""
     before = set(map(tuple, original))
-    seen = None if reached is None else set(map(tuple, reached))
-    fresh = [tuple(f) for f in patched
-             if tuple(f) not in before and (seen is None or tuple(f) in seen)]  # fmt: skip
+    fresh = [tuple(f) for f in patched if tuple(f) not in before]
     if not fresh:
         return None
     file, line = fresh[0]
@@ -181,3 +176,17 @@ def new_label_gradients(
         "requires grad, and did not in the original run): the model would learn to move its "
         "own targets. A value used as a label is detached where it is made"
     )
+
+
+def labels_beyond(
+    baseline: tuple[Frame, ...], seen: Iterable[Frame], reached: Iterable[Frame] | None
+) -> tuple[Frame, ...]:
+    """The original's label lines, with those a traced run of the script patched so far
+    took on lines the original run never executed (``reached``; it failed first): there
+    the program as the earlier edits let it run is what the later edits are compared
+    with. Lines the original did reach keep the original's evidence."""
+    if reached is None:
+        return baseline
+    ran = {(str(f[0]), int(f[1])) for f in reached}
+    beyond = [(str(f[0]), int(f[1])) for f in seen if (str(f[0]), int(f[1])) not in ran]
+    return tuple(dict.fromkeys([*baseline, *beyond]))

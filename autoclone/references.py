@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from autoclone import classify as cls
@@ -25,12 +25,17 @@ from autoclone.child import (
     REFERENCE,
     RETAIN_REFERENCE,
 )
+from autoclone.codemods.render import patch_edits
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, target_refusal
 from autoclone.fixes._ast import forward_line
 from autoclone.fixes.base import CONSTANT_TARGETS, NONE, RETAINED, Context
-from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference
+from autoclone.oracle import FINITE, FIRST_LOSS, FULL, OUTPUT, PREFIX, Reference, judge
 from autoclone.oracle import RETAINED as RETAINED_NUMBERS
+from autoclone.outcomes import Passed
+from autoclone.repair_text import _outcome_text
 from autoclone.session import Project
+from autoclone.shrink import Plan
 from autoclone.trial import Runner, RunResult, RunSpec
 
 Found = tuple[Reference | str, dict[str, Any]]
@@ -237,3 +242,57 @@ def _leaf_data(
         return None
     return Reference(OUTPUT, ref.losses, ref.grads, ref.backward, output=ref.stdout,
                      **_by_optimizer(ref))  # fmt: skip
+
+
+#: One earlier conflict: its reference's name, diagnosis, calls before it, and its edits.
+Earlier = tuple[str, Diagnosis, int, Sequence[Site]]
+
+
+def recomputed(
+    earlier: list[Earlier],
+    newest: Sequence[Site],
+    limit: int,
+    refs: Mapping[str, Reference],
+    project: Project,
+    runner: Runner,
+    say: Callable[[str], None],
+    memo: dict[tuple[str, frozenset[str]], Reference | str],
+) -> dict[str, Reference] | None:
+    """The references of the conflicts before, computed again on the script with every
+    other edit in, for an edit that changes what every call differentiates (a running
+    statistic made constant): the numbers the earlier edits must reproduce are those of
+    that program (None: they could not be computed). ``memo`` keeps them by edits."""
+    out = dict(refs)
+    for which, found, before, sites in earlier:
+        others = [s for _, _, _, mine in earlier if mine is not sites for s in mine]
+        others += list(newest)
+        key = (which, frozenset(s.id for s in others))
+        if key not in memo:
+            files = project.render(others, patch_edits)
+            memo[key] = compute(which, found, (before, limit), project, runner, say,
+                                files=files)[0]  # fmt: skip
+        ref = memo[key]
+        if isinstance(ref, str):
+            return None
+        out[which] = ref
+    return out
+
+
+def at_full_size(
+    project: Project, runner: Runner, patched: Mapping[str, str], steps: int,
+    say: Callable[[str], None],
+) -> str | None:
+    """Trials ran shrunk: the patch must also run K steps at the user's own sizes.
+    Returns why not, or None when it did (or when nothing was shrunk)."""
+    if not project.plan.knobs:
+        return None
+    say(f"run {runner.runs + 1}: the patched script at full size, {steps} steps")
+    spec = project.spec(dict(patched), plan=Plan(), limit=steps)
+    outcome = judge(runner.run(spec), Reference(FINITE, (), (), steps))
+    say(f"  -> {_outcome_text(outcome)}")
+    if isinstance(outcome, Passed):
+        return None
+    return (
+        "the patch passed at shrunk sizes but not at yours "
+        f"({_outcome_text(outcome)}); rerun with --no-shrink"
+    )

@@ -47,7 +47,7 @@ from autoclone.diagnose import (
 )
 from autoclone.diagnose import as_json as diagnosis_json
 from autoclone.fixes.base import SAME_NUMBERS, Candidate, Context, FixKind
-from autoclone.labels import new_label_gradients
+from autoclone.labels import labels_beyond, new_label_gradients
 from autoclone.line_map import _edited_lines, _line_map
 from autoclone.oracle import FINITE, FULL, Reference, judge
 from autoclone.outcomes import Failed, Outcome, Passed
@@ -82,7 +82,6 @@ from autoclone.session import (
     make_runner,
     outer_advice,
 )
-from autoclone.shrink import Plan
 from autoclone.trial import Runner, RunResult, Unsafe
 
 
@@ -323,24 +322,11 @@ class _Repair:
         self, kept: list[_Part], newest: Sequence[Site], goal: _Goal
     ) -> Mapping[str, Reference] | None:
         """The references of the conflicts before, computed again on the script with every
-        other edit in, for an edit that changes what every call differentiates (a running
-        statistic made constant): the numbers the earlier edits must reproduce are those of
-        that program (None: they could not be computed)."""
-        refs = dict(goal.refs)
-        for part in kept:
-            others = [s for p in kept if p is not part for s in p.sites] + list(newest)
-            key = (part.kind.reference, frozenset(s.id for s in others))
-            if key not in self._references:
-                files = self.project.render(others, patch_edits)
-                ref, _ = references.compute(
-                    part.kind.reference, part.found, (part.backward, goal.limit), self.project,
-                    self.runner, self.say, files=files)  # fmt: skip
-                self._references[key] = ref
-            ref = self._references[key]
-            if isinstance(ref, str):
-                return None
-            refs[part.kind.reference] = ref
-        return refs
+        other edit in (``references.recomputed``)."""
+        return references.recomputed(
+            [(p.kind.reference, p.found, p.backward, p.sites) for p in kept], newest,
+            goal.limit, goal.refs, self.project, self.runner, self.say, self._references,
+        )  # fmt: skip
 
     def _next_conflict(
         self, verified: _Verified, point: _Point, goal: _Goal
@@ -359,6 +345,8 @@ class _Repair:
         texts = {rel: replace(src, text=verified.patched.get(rel, src.text))
                  for rel, src in self.project.sources.items()}  # fmt: skip
         found = relabel(diagnose(traced, texts), self._original_lines(verified))
+        seen = map(self._original_lines(verified), traced.label_grads)
+        self._labels = labels_beyond(self._labels, seen, self._reached)
         kinds = fixes.applicable(found, goal.ctx)
         if not kinds or not _moved_on(found, traced, point):
             return None
@@ -500,7 +488,7 @@ class _Repair:
         """A passing run that lets gradient reach a loss's labels where the original did
         not fails after all (``autoclone.labels``), and so does one that weights a
         log-probability with a graph (``autoclone.score_weights``)."""
-        why = new_label_gradients(map(move, run.label_grads), self._labels, self._reached)
+        why = new_label_gradients(map(move, run.label_grads), self._labels)
         if why is None:
             scored = score_weights.refused(map(move, run.score_weights))
             return Failed("labels", scored) if scored else Passed()
@@ -666,7 +654,8 @@ class _Repair:
         minimal: bool,
         stopped: bool = False,
     ) -> rp.Report:
-        unsafe = self._at_full_size(verified.patched)
+        unsafe = references.at_full_size(self.project, self.runner, verified.patched,
+                                         self.options.steps, self.say)  # fmt: skip
         if unsafe is not None:
             base.summary = unsafe
             return base
@@ -706,20 +695,3 @@ class _Repair:
         if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
-
-    def _at_full_size(self, patched: dict[str, str]) -> str | None:
-        """Trials ran shrunk: the patch must also run K steps at the user's own sizes.
-        Returns why not, or None when it did (or when nothing was shrunk)."""
-        if not self.project.plan.knobs:
-            return None
-        steps = self.options.steps
-        self.say(f"run {self.runner.runs + 1}: the patched script at full size, {steps} steps")
-        spec = self.project.spec(patched, plan=Plan(), limit=steps)
-        outcome = judge(self.runner.run(spec), Reference(FINITE, (), (), steps))
-        self.say(f"  -> {_outcome_text(outcome)}")
-        if isinstance(outcome, Passed):
-            return None
-        return (
-            "the patch passed at shrunk sizes but not at yours "
-            f"({_outcome_text(outcome)}); rerun with --no-shrink"
-        )
