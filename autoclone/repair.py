@@ -286,8 +286,9 @@ class _Repair:
             else:
                 self._predicted += 1
             judges = [*(p.kind for p in kept), kind]
-            refs = self._rebuilt(kept, cand.sites, goal) if getattr(
-                kind, "rebuilds_earlier", False) else goal.refs  # fmt: skip
+            rebuilds = getattr(kind, "rebuilds_earlier", None)
+            refs = self._rebuilt(kept, cand.sites, goal) if rebuilds and rebuilds(
+                point.found) else goal.refs  # fmt: skip
             if refs is None:
                 continue
             outcome, verified = self._verify(

@@ -73,10 +73,15 @@ def _loss_statistic(found: Diagnosis, ctx: Context) -> list[Site]:
 class DetachBuffer(Kind):
     name = KIND_NAME
     reference = NONE
-    #: Every call differentiates another program now (the statistic is a constant from
-    #: the first step on): earlier conflicts' edits are held to numbers computed again
-    #: with this edit in (``repair``)
-    rebuilds_earlier = True
+    @staticmethod
+    def rebuilds_earlier(found: Diagnosis) -> bool:
+        """A running value of the loss made constant: every call differentiates another
+        program from the first step on, so earlier conflicts' edits are held to numbers
+        computed again with this edit in (``repair``). A registered buffer's cut is held
+        to the earlier references as they are: where the step reads the value it just
+        stored, they reject it, and the cut of the carried read is taken (a codebook's
+        usage entropy keeps its current batch's gradient)."""
+        return found.carry_loss_term
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
         return crosses_iterations(found) and bool(buffer_stores(found, ctx))
