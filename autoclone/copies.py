@@ -13,34 +13,14 @@ process: standard library and torch only.
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Any
 
-from autoclone.labels import Prefix
-
-Frame = tuple[str, int]
-
-
-class Seen:
-    """Lines of the user's where ``torch.tensor`` copied a tensor with a graph (a few)."""
-
-    def __init__(self, prefix: Prefix) -> None:
-        self.prefix = prefix
-        self.lines: list[Frame] = []
-
-    def note(self) -> None:
-        frame: Any = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename.startswith(self.prefix):
-                where = (frame.f_code.co_filename, frame.f_lineno)
-                if where not in self.lines and len(self.lines) < 8:
-                    self.lines.append(where)
-                return
-            frame = frame.f_back
+from autoclone.labels import Prefix, Seen
 
 
 def install(prefix: Prefix) -> Seen:
-    """Wrap ``torch.tensor``; one ``isinstance`` check per call."""
+    """Wrap ``torch.tensor``; one ``isinstance`` check per call. The lines go to a record
+    like the label watch's (``labels.Seen``)."""
     import torch
 
     seen = Seen(prefix)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from autoclone.codemods.sites import Site
+from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.edits import TextEdit
 from autoclone.parsed import innermost, parsed
 
@@ -399,3 +399,14 @@ def plain_attribute(texts: Mapping[str, str], target: str) -> bool:
                     for t in ast.walk(node)):  # fmt: skip
                 return False  # ``a.x = b.x = ...``, ``self.x, n = pair``: not read here
     return values > 0
+
+
+def call_rewritten(file: str, text: str, call: ast.Call, new: str, fix: str) -> Site:
+    """A site that puts ``new`` in place of a one-line ``call`` (``torch.tensor(x)``)."""
+    line_text = text.splitlines()[call.lineno - 1]
+    col = char_col(line_text, call.col_offset)
+    end = char_col(line_text, call.end_col_offset or 0)
+    return Site(id=f"{file}:{call.lineno}:{col}:{fix}", file=file, line=call.lineno, col=col,
+                kind=STATEMENT, target=ast.get_source_segment(text, call) or "", code=new,
+                start=(call.lineno, col), end=(call.lineno, col), depth=0, fix=fix,
+                rewrite=(TextEdit(call.lineno, col, new, delete=end - col),))  # fmt: skip

@@ -20,10 +20,9 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import NO_GRAPH
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis, where
-from autoclone.edits import TextEdit
-from autoclone.fixes._ast import char_col
+from autoclone.fixes._ast import call_rewritten
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -50,19 +49,12 @@ def _copies(text: str, line: int) -> list[ast.Call]:
 
 
 def _site(file: str, text: str, call: ast.Call) -> Site:
-    line_text = text.splitlines()[call.lineno - 1]
-    col = char_col(line_text, call.col_offset)
-    end = char_col(line_text, call.end_col_offset or 0)
     arg = ast.get_source_segment(text, call.args[0]) or ""
     if not isinstance(call.args[0], ast.Name | ast.Attribute | ast.Subscript | ast.Call):
         arg = f"({arg})"
     keywords = ", ".join(ast.get_source_segment(text, k) or "" for k in call.keywords)
     new = f"{arg}.to({keywords}, copy=True)" if keywords else f"{arg}.clone()"
-    return Site(id=f"{file}:{call.lineno}:{col}:{KIND_NAME}", file=file, line=call.lineno,
-                col=col, kind=STATEMENT, target=ast.get_source_segment(text, call) or "",
-                code=new, start=(call.lineno, col), end=(call.lineno, col), depth=0,
-                fix=KIND_NAME,
-                rewrite=(TextEdit(call.lineno, col, new, delete=end - col),))  # fmt: skip
+    return call_rewritten(file, text, call, new, KIND_NAME)
 
 
 def sites(found: Diagnosis, ctx: Context) -> list[Site]:

@@ -18,10 +18,9 @@ import ast
 from collections.abc import Mapping
 
 from autoclone.classify import NO_GRAPH
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.sites import Site
 from autoclone.diagnose import Diagnosis
-from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, char_col
+from autoclone.fixes._ast import FUNCTIONS, call_rewritten
 from autoclone.fixes.base import NONE, Context, Kind
 from autoclone.parsed import innermost
 
@@ -56,16 +55,8 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
 
 
 def _site(file: str, text: str, call: ast.Call) -> Site:
-    line_text = text.splitlines()[call.lineno - 1]
-    col = char_col(line_text, call.col_offset)
-    end = char_col(line_text, call.end_col_offset or 0)
     arg = ast.get_source_segment(text, call.args[0]) or ""
-    new = f"torch.stack({arg}).flatten()"
-    return Site(id=f"{file}:{call.lineno}:{col}:{KIND_NAME}", file=file, line=call.lineno,
-                col=col, kind=STATEMENT, target=ast.get_source_segment(text, call) or "",
-                code=new, start=(call.lineno, col), end=(call.lineno, col), depth=0,
-                fix=KIND_NAME,
-                rewrite=(TextEdit(call.lineno, col, new, delete=end - col),))  # fmt: skip
+    return call_rewritten(file, text, call, f"torch.stack({arg}).flatten()", KIND_NAME)
 
 
 class StackList(Kind):
