@@ -187,6 +187,5 @@ def labels_beyond(
     with. Lines the original did reach keep the original's evidence."""
     if reached is None:
         return baseline
-    ran = {(str(f[0]), int(f[1])) for f in reached}
-    beyond = [(str(f[0]), int(f[1])) for f in seen if (str(f[0]), int(f[1])) not in ran]
-    return tuple(dict.fromkeys([*baseline, *beyond]))
+    ran = set(reached)
+    return tuple(dict.fromkeys([*baseline, *(f for f in seen if f not in ran)]))

@@ -345,9 +345,9 @@ class _Repair:
         # the traced lines are the patched files' lines: read them there, then move them
         texts = {rel: replace(src, text=verified.patched.get(rel, src.text))
                  for rel, src in self.project.sources.items()}  # fmt: skip
-        found = relabel(diagnose(traced, texts), self._original_lines(verified))
-        seen = map(self._original_lines(verified), traced.label_grads)
-        self._labels = labels_beyond(self._labels, seen, self._reached)
+        move = self._original_lines(verified)  # a line map per patched file: made once
+        found = relabel(diagnose(traced, texts), move)
+        self._labels = labels_beyond(self._labels, map(move, traced.label_grads), self._reached)
         kinds = fixes.applicable(found, goal.ctx)
         if not kinds or not _moved_on(found, traced, point):
             return None
@@ -366,7 +366,6 @@ class _Repair:
                              "completed": (traced.losses[:done], traced.grads[:done])})  # fmt: skip
         deeper = replace(deeper, kinds=kinds, ctx=ctx,
                          limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
-        move = self._original_lines(verified)
         ran = None if traced.executed is None else frozenset(map(move, traced.executed))
         return _Point(found, traced.error.line if traced.error else "", traced.backward,
                       _failing_frame(traced, move), ran), deeper

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from autoclone import classify as cls
 from autoclone.codemods.sites import CLONE, DETACH, INPLACE_FALSE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, Frame, in_inference_loop
+from autoclone.fixes._ast import tensor_method_on_target
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.oracle import Reference
 from autoclone.outcomes import Failed, Outcome
@@ -107,8 +108,7 @@ def _not_tensors(outcome: Outcome, cand: Candidate) -> set[str]:
 
 
 def _on_non_tensor(cand: Candidate, targets: set[str]) -> bool:
-    return any(s.fix in (DETACH, CLONE) and s.target in targets
-               and s.code.strip() in (f"{s.target}.detach()", f"{s.target}.clone()")
+    return any(s.target in targets and tensor_method_on_target(s, rebinding=False)
                for s in cand.sites)  # fmt: skip
 
 

@@ -456,7 +456,8 @@ class Tracer:
         """Stamp a new node, and note it as a reader of the stamped nodes it consumes (the
         first few): which line took a value in before a backward call freed its graph."""
         stamp = metadata[_STAMP] = (self.epoch, self.frames())
-        metadata[_AT] = self._at if stamp[1] else None
+        if stamp[1]:  # what ``source_of`` reads back for a carry's consumer
+            metadata[_AT] = self._at
         if stamp[1]:
             self.made_at[stamp[1][0]] = self.epoch
         for child, _ in grad_fn.next_functions:

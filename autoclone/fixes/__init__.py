@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autoclone.codemods.sites import CLONE as CLONE_FIX
 from autoclone.codemods.sites import DETACH, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.fixes import (
@@ -79,7 +78,7 @@ from autoclone.fixes import (
     trainer_inference_mode,
     weight_outside_loss,
 )
-from autoclone.fixes._ast import plain_attribute, plain_value_at
+from autoclone.fixes._ast import plain_attribute, plain_value_at, tensor_method_on_target
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
 
@@ -193,11 +192,7 @@ def _on_plain_value(site: Site, ctx: Context) -> bool:
     with ``total = 0.0``, ``self.alpha.detach()`` of an attribute only ever given plain
     values: the run would only raise ``AttributeError`` on its first pass."""
     name = site.target
-    if site.fix not in (DETACH, CLONE_FIX) or not name.replace(".", "_").isidentifier():
-        return False
-    forms = {f"{name}.{m}()" for m in ("detach", "clone")}
-    forms |= {f"{name} = {form}" for form in forms}
-    if site.code.strip() not in forms:
+    if not name.replace(".", "_").isidentifier() or not tensor_method_on_target(site):
         return False
     if "." in name:
         return plain_attribute(ctx.texts, name)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from autoclone.codemods.sites import STATEMENT, Site
+from autoclone.codemods.sites import CLONE, DETACH, STATEMENT, Site
 from autoclone.edits import TextEdit
 from autoclone.parsed import innermost, parsed
 
@@ -410,3 +410,13 @@ def call_rewritten(file: str, text: str, call: ast.Call, new: str, fix: str) -> 
                 kind=STATEMENT, target=ast.get_source_segment(text, call) or "", code=new,
                 start=(call.lineno, col), end=(call.lineno, col), depth=0, fix=fix,
                 rewrite=(TextEdit(call.lineno, col, new, delete=end - col),))  # fmt: skip
+
+
+def tensor_method_on_target(site: Site, rebinding: bool = True) -> bool:
+    """The site is only ``.detach()`` or ``.clone()`` of its own target (``x.detach()``,
+    and with ``rebinding`` ``x = x.detach()``): what raises ``AttributeError`` where the
+    target holds no tensor."""
+    forms = {f"{site.target}.{method}()" for method in ("detach", "clone")}
+    if rebinding:
+        forms |= {f"{site.target} = {form}" for form in forms}
+    return site.fix in (DETACH, CLONE) and site.code.strip() in forms

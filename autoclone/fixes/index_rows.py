@@ -25,22 +25,10 @@ from autoclone.edits import TextEdit
 from autoclone.fixes._ast import char_col
 from autoclone.fixes._conflict import is_conflict
 from autoclone.fixes.base import Candidate, Context, Kind
+from autoclone.fixes.stack_views import loop_rows
 from autoclone.parsed import parsed
 
 KIND_NAME = "index_rows"
-
-
-def _rows(loop: ast.For) -> tuple[str, ast.expr] | None:
-    """``(row, tensor)`` of ``for row in tensor`` or ``for row, ... in zip(tensor, ...)``,
-    the tensor a name or ``self.x``."""
-    target, source = loop.target, loop.iter
-    if (isinstance(source, ast.Call) and isinstance(source.func, ast.Name)
-            and source.func.id == "zip" and source.args
-            and isinstance(target, ast.Tuple)):  # fmt: skip
-        target, source = target.elts[0], source.args[0]
-    plain = isinstance(source, ast.Name) or (
-        isinstance(source, ast.Attribute) and isinstance(source.value, ast.Name))  # fmt: skip
-    return (target.id, source) if isinstance(target, ast.Name) and plain else None
 
 
 def _writes_row(stmt: ast.stmt, row: str) -> bool:
@@ -74,7 +62,7 @@ def index_rewrite(file: str, text: str, line: int) -> Site | None:
     if not loops:
         return None
     loop = max(loops, key=lambda n: n.lineno)
-    rows = _rows(loop)
+    rows = loop_rows(loop)
     writes = [s for s in ast.walk(loop) if isinstance(s, ast.stmt) and s.lineno == line]
     if rows is None or not any(_writes_row(s, rows[0]) for s in writes):
         return None

@@ -38,20 +38,23 @@ def _chain(node: ast.expr, row: str) -> list[str] | None:
     return list(reversed(names)) if ok else None
 
 
-def _rows_of(loop: ast.For) -> tuple[str, str] | None:
-    """``(row, tensor)`` for ``for row in tensor`` or ``for row, ... in zip(tensor, ...)``."""
+def loop_rows(loop: ast.For) -> tuple[str, ast.expr] | None:
+    """``(row, tensor)`` of ``for row in tensor`` or ``for row, ... in zip(tensor, ...)``,
+    the tensor a name or ``self.x``."""
     target, source = loop.target, loop.iter
-    if (
-        isinstance(source, ast.Call)
-        and isinstance(source.func, ast.Name)
-        and source.func.id == "zip"
-        and source.args
-        and isinstance(target, ast.Tuple)
-    ):
+    if (isinstance(source, ast.Call) and isinstance(source.func, ast.Name)
+            and source.func.id == "zip" and source.args
+            and isinstance(target, ast.Tuple)):  # fmt: skip
         target, source = target.elts[0], source.args[0]
-    if isinstance(target, ast.Name) and isinstance(source, ast.Name):
-        return target.id, source.id
-    return None
+    plain = isinstance(source, ast.Name) or (
+        isinstance(source, ast.Attribute) and isinstance(source.value, ast.Name))  # fmt: skip
+    return (target.id, source) if isinstance(target, ast.Name) and plain else None
+
+
+def _rows_of(loop: ast.For) -> tuple[str, str] | None:
+    """``loop_rows`` where the tensor is a name, which the rewrite rebinds."""
+    rows = loop_rows(loop)
+    return (rows[0], rows[1].id) if rows and isinstance(rows[1], ast.Name) else None
 
 
 def _replace_lines(
