@@ -3,7 +3,10 @@
 
 For every fixture and every held-out case (``bench/unseen``) whose answer is one
 ``expert.py``, each transform below rewrites both the input and the expert into another
-shape real projects use. A variant is kept only if the transformed expert prints exactly
+shape real projects use. A case of several files (a package run with ``-m``, an entry
+script beside local modules, answered by an ``expert/`` overlay) is rewritten file by file:
+``train_step``, ``trainer`` and ``rename`` in every file they apply to, the others in the
+entry only. A variant is kept only if the transformed expert prints exactly
 what the original expert prints (the transform did not change the program). Then
 ``autoclone fix --dry-run --format json`` repairs the transformed input, and the variant
 passes when the status is the case's and, for a fix, the patched script prints what the
@@ -163,7 +166,9 @@ def _split(source: str) -> tuple[list[str], list[str], list[ast.stmt]] | None:
         else:
             started = True
             script += _text(lines, stmt)
-    return (head, script, stmts) if script else None
+    if all(_is_main_guard(s) for s in tree.body if s not in stmts):
+        return None  # already a script under a guard
+    return (head, script, stmts)
 
 
 def to_main(source: str) -> str | None:
@@ -1179,44 +1184,63 @@ TRANSFORMS: dict[str, Transform] = {
 }
 
 
+#: Transforms that apply to every file of a case of several; the others to its entry only.
+_ANY_FILE = (TRANSFORMS["train_step"], TRANSFORMS["trainer"], TRANSFORMS["rename"])
+
+
 def cases(only: str) -> list[Path]:
-    """Fixtures and held-out cases answered by one ``expert.py``, with a plain expected
-    status (no launcher, no device mapping, no smaller check sizes). ``only``: comma-separated
-    prefixes of a case's name or of ``fixtures/<name>`` / ``unseen/<name>``."""
+    """Fixtures and held-out cases answered by an ``expert.py`` or an ``expert/`` overlay (a
+    package run with ``-m``, or an entry script beside local modules), with a plain expected
+    status (no launcher, no device mapping, no smaller check sizes, no notebook).
+    ``only``: comma-separated prefixes of a case's name or of ``fixtures/<name>`` /
+    ``unseen/<name>``."""
     prefixes = [p for p in only.split(",") if p]
     found = []
     folders = [*sorted((ROOT / "fixtures").iterdir()), *sorted((ROOT / "bench/unseen").iterdir())]
     for folder in folders:
         spec = folder / "expected.json"
-        if not (folder / "input.py").is_file() or not spec.is_file():
+        if not spec.is_file():
+            continue
+        expected = json.loads(spec.read_text())
+        if not (folder / "input.py").is_file() and not expected.get("module"):
             continue
         label = f"{'fixtures' if folder.parent.name == 'fixtures' else 'unseen'}/{folder.name}"
         if prefixes and not any(folder.name.startswith(p) or label.startswith(p) for p in prefixes):
             continue
-        expected = json.loads(spec.read_text())
-        if any(key in expected for key in _SKIP_KEYS):
+        if any(key in expected for key in (*_SKIP_KEYS, "notebook")):
             continue
-        if expected["status"] == "fixed" and not (folder / "expert.py").is_file():
+        if expected["status"] == "fixed" and not _has_expert(folder):
             continue
         found.append(folder)
     return found
 
 
+def _has_expert(case: Path) -> bool:
+    return (case / "expert.py").is_file() or (case / "expert").is_dir()
+
+
+def _entry(case: Path) -> list[str]:
+    """What follows ``python`` to run the case: ``input.py`` or ``-m pkg.train``."""
+    return score.load_entry(case)
+
+
+_ANSWERS = ("expert.py", "expert", "wrong.py", "expected.patch", "README.md", "__pycache__")
+
+
 def variant(case: Path, transform: Transform, dest: Path) -> Path | None:
     """The case in the transform's shape under ``dest``, or None where it does not apply."""
+    if (case / "expert").is_dir() or not (case / "input.py").is_file():
+        return _files_variant(case, transform, dest)
     try:
         files = transform((case / "input.py").read_text())
     except (SyntaxError, cst.ParserSyntaxError):
         return None  # a case about bad input: no shape to move it into
     if files is None:
         return None
-    answers = ("expert.py", "expert", "wrong.py", "expected.patch", "README.md", "__pycache__")
-    shutil.copytree(case, dest, ignore=shutil.ignore_patterns(*answers))
+    shutil.copytree(case, dest, ignore=shutil.ignore_patterns(*_ANSWERS))
     for name, text in files.items():
         (dest / name).write_text(text)
-    expected = json.loads((case / "expected.json").read_text())
-    (dest / "expected.json").write_text(json.dumps({"status": expected["status"],
-                                                    "args": expected.get("args", [])}))  # fmt: skip
+    _expected(case, dest)
     if (case / "expert.py").is_file():
         expert_files = transform((case / "expert.py").read_text())
         if expert_files is None:
@@ -1232,19 +1256,77 @@ def variant(case: Path, transform: Transform, dest: Path) -> Path | None:
     return dest
 
 
+def _expected(case: Path, dest: Path) -> None:
+    """The variant's expected.json: the case's status, arguments and module."""
+    expected = json.loads((case / "expected.json").read_text())
+    kept = {"status": expected["status"], "args": expected.get("args", [])}
+    if expected.get("module"):
+        kept["module"] = expected["module"]
+    (dest / "expected.json").write_text(json.dumps(kept))
+
+
+def _shaped(transform: Transform, path: Path, top: bool) -> dict[str, str] | None:
+    """The transform of one file of a case of several; a transform that adds a module only
+    for a file at the top (``import shape_lib`` finds no module inside a package)."""
+    try:
+        files = transform(path.read_text())
+    except (SyntaxError, cst.ParserSyntaxError, UnicodeDecodeError):
+        return None
+    if files is None or (len(files) > 1 and not top):
+        return None
+    return files
+
+
+def _files_variant(case: Path, transform: Transform, dest: Path) -> Path | None:
+    """A case of several files in the transform's shape: every Python file the transform
+    applies to, in both the input and the expert's version of it (a file whose expert
+    version it does not apply to is left as it is in both)."""
+    shutil.copytree(case, dest, ignore=shutil.ignore_patterns(*_ANSWERS))
+    experts = case / "expert"
+    if experts.is_dir():
+        shutil.copytree(experts, dest / "expert", ignore=shutil.ignore_patterns("__pycache__"))
+    moved = False
+    module = json.loads((case / "expected.json").read_text()).get("module")
+    entry = Path(*module.split(".")).with_suffix(".py") if module else Path("input.py")
+    for path in sorted(p for p in dest.rglob("*.py") if p.relative_to(dest).parts[0] != "expert"):
+        rel = path.relative_to(dest)
+        if rel != entry and transform not in _ANY_FILE:
+            continue  # a script's shape (main, module, options) is the entry's
+        files = _shaped(transform, path, top=len(rel.parts) == 1)
+        mine = dest / "expert" / rel
+        theirs = _shaped(transform, mine, len(rel.parts) == 1) if mine.is_file() else files
+        if files is None or theirs is None:
+            continue
+        for name, text in files.items():
+            (path.parent / name.replace("input.py", path.name)).write_text(text)
+        if mine.is_file():
+            for name, text in theirs.items():
+                (mine.parent / name.replace("input.py", path.name)).write_text(text)
+        elif len(files) > 1:  # the expert keeps this file: its new module too
+            for name, text in files.items():
+                if name != "input.py":
+                    (dest / "expert" / name).write_text(text)
+        moved = True
+    if not moved:
+        shutil.rmtree(dest)
+        return None
+    _expected(case, dest)
+    return dest
+
+
 def expert_output(case: Path, args: list[str]) -> score.Run | None:
     """What the case's expert prints (None for a case without one)."""
-    if not (case / "expert.py").is_file() and not (case / "expert").is_dir():
+    if not _has_expert(case):
         return None
     with tempfile.TemporaryDirectory(prefix="metamorphic_") as name:
-        script = [sys.executable, "input.py", *args]
+        script = [sys.executable, *_entry(case), *args]
         return score.run(script, score.copy_expert(case, Path(name) / "a"), score.RUN_TIMEOUT)
 
 
 def same_program(case: Path, moved: Path, args: list[str],
                  original: score.Run | None = None) -> str:  # fmt: skip
     """'' when the transformed expert prints what the original does; else why not."""
-    if not (case / "expert.py").is_file():
+    if not _has_expert(case):
         return ""
     original = original or expert_output(case, args)
     shaped = expert_output(moved, args)
@@ -1264,7 +1346,7 @@ def judge(moved: Path, args: list[str], expert: score.Run | None) -> score.Resul
     result = score.Result(moved.name, expected)
     with tempfile.TemporaryDirectory(prefix="metamorphic_") as name:
         tmp = Path(name)
-        report = score.repair(score.copy_case(moved, tmp / "work"), args)
+        report = score.repair(score.copy_case(moved, tmp / "work"), args, tuple(_entry(moved)))
         result.status = str(report.get("status"))
         result.runs, result.seconds = str(report.get("runs", "-")), str(report.get("seconds", "-"))
         result.edits = score.describe_edits(report)
@@ -1277,7 +1359,7 @@ def judge(moved: Path, args: list[str], expert: score.Run | None) -> score.Resul
         if problem:
             result.verdict, result.detail = "WRONG PATCH", problem
         else:
-            patched = score.run([sys.executable, "input.py", *args], work, score.RUN_TIMEOUT)
+            patched = score.run([sys.executable, *_entry(moved), *args], work, score.RUN_TIMEOUT)
             tail = (patched.stderr.strip().splitlines() or [""])[-1]
             difference = (f"the patched script fails: {tail}" if patched.code != 0
                           else score.first_difference(patched.stdout, expert.stdout))  # fmt: skip
@@ -1290,10 +1372,10 @@ def judge(moved: Path, args: list[str], expert: score.Run | None) -> score.Resul
 
 
 def _error(folder: Path, args: list[str]) -> str:
-    """The last line of what the folder's ``input.py`` raises, digits masked ('' if none)."""
+    """The last line of what the folder's entry raises, digits masked ('' if none)."""
     with tempfile.TemporaryDirectory(prefix="metamorphic_") as name:
         work = score.copy_case(folder, Path(name) / "a")
-        done = score.run([sys.executable, "input.py", *args], work, score.RUN_TIMEOUT)
+        done = score.run([sys.executable, *_entry(folder), *args], work, score.RUN_TIMEOUT)
     if done.code == 0:
         return ""
     return re.sub(r"\d+", "N", (done.stderr.strip().splitlines() or ["?"])[-1])
@@ -1430,6 +1512,8 @@ def _original_excess(case: Path, result: score.Result) -> int | None:
     fix (None where that repair did not pass)."""
     if result.verdict != "ok" or result.status != "fixed":
         return None
+    if (case / "expert").is_dir():
+        return patch_size(result.patch) - expert_size(case)
     want = _changed((case / "input.py").read_text().splitlines(),
                     (case / "expert.py").read_text().splitlines())  # fmt: skip
     return patch_size(result.patch) - want
