@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from autoclone import copies, devices, executed, isolation, labels, score_weights
+from autoclone import child_fork, copies, devices, executed, isolation, labels, score_weights
 from autoclone.child_errors import FRAME, error_info
 from autoclone.child_paths import remember_search_path as remember_search_path  # the zygote's
 from autoclone.child_paths import search_path as search_path  # re-exported, as before the split
@@ -117,6 +117,11 @@ class _State:
         self.scores: score_weights.Seen | None = None  # log-probabilities weighted with a graph
         self.executed: Any = None  # autoclone.executed.Executed, in traced runs
         self.copies: copies.Seen | None = None  # tensors with a graph copied by torch.tensor
+        #: The failing step's forward reference a fork computed (``autoclone.child_fork``);
+        #: ``forked``: no fork is to be made (any more)
+        self.forward: dict[str, Any] | None = None
+        self.forward_error: BaseException | None = None
+        self.forked = True
 
     def note_reached(self, leaves: list[Any]) -> None:
         for leaf in leaves:
@@ -201,6 +206,7 @@ class _State:
         note it, write what the run would have written had it failed there (kept if a
         timeout ends the rest), and stop K backward calls later."""
         found, n = self.tracer.conflict, self.backward - 1
+        self.forward = None  # the run's error is this conflict, not a refused write
         frames = [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-2]]
         error = {"type": "RuntimeError", "message": found["message"], "frames": frames}
         self.conflict = {"error": error, "backward": n, "diagnosis": found["diagnosis"],
@@ -233,6 +239,8 @@ class _State:
             "score_weights": self.scores.lines if self.scores is not None else [],
             "executed": self._executed(),
             "copied": self.copies.lines if self.copies is not None else [],
+            # the fork's numbers, where the run ends with the refusal it was made at
+            "forward_reference": self.forward if data.get("status") == "error" else None,
             **(self.watch.result() if self.watch is not None else {}),
         })  # fmt: skip
         tmp = self.result_path + ".tmp"
@@ -503,6 +511,20 @@ def _keep_forward_frames(state: _State) -> None:
     warnings.showwarning = showwarning
 
 
+def _become_forward_reference(state: _State, watch: Any) -> None:
+    """The fork ``autoclone.child_fork`` makes at a refused write: from here, the failing
+    step's forward reference (``FORWARD_REFERENCE``), untraced, with grad off."""
+    from autoclone.trace_install import plain_call
+
+    sys.settrace(None)
+    watch.call = plain_call
+    state.tracer, state.executed, state.past, state.forward = None, None, 0, None
+    state.mode, state.limit = FORWARD_REFERENCE, state.backward
+    state.result_path += child_fork.SUFFIX
+    function_outputs_unaliased()
+    grad_stays_off()
+
+
 def _seed() -> None:
     random.seed(0)
     try:
@@ -548,12 +570,16 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        state.forward = None  # the refusal the fork was made at did not end the run
         state.write("completed" if code == 0 else "exit", code=code)
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure of the script is data
+        if exc is not state.forward_error:
+            state.forward = None
         state.write("error", error_info(exc), code=1)
         traceback.print_exc()
         sys.exit(1)
+    state.forward = None
     state.write("completed")
 
 
@@ -585,13 +611,15 @@ def main() -> None:
     elif mode == LOCATE:
         from autoclone.trace_install import install
 
-        state.tracer = install(own)
+        state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
+        # the repair's first run: a write autograd refuses forks the step's reference
+        state.forked = state.past <= 0
+        state.tracer = install(own, child_fork.at_refusal(state, _become_forward_reference))
         state.executed = executed.install(own)
         _keep_forward_frames(state)
         state.labels.probe = state.tracer.note_target
         state.scores.weight_probe = state.tracer.note_weight
         _install_grad_watch(state)
-        state.past = int(env.get("AUTOCLONE_PAST_CONFLICT") or 0)
         state.tracer.copy_on_write = state.past > 0
     elif mode == CONSTANT_TARGETS:
         state.labels.constant = True

@@ -51,13 +51,16 @@ def compute(
     files: Mapping[str, str] | None = None,
     traced: Reference | None = None,
     in_backward: bool = True,
+    forward: RunResult | None = None,
 ) -> Found:
     """The reference ``which`` for ``steps`` = (backward calls before the error, the limit
     a patched run must reach), with what its run showed, or why there is none; of the
     script as patched by ``files`` where given (a later conflict's). ``traced``: the
     mutation-allowed numbers the traced run already computed (``past_conflict``);
     ``in_backward``: the error was raised by a backward call (not ``autograd.grad``, not
-    an evaluation after the last step). With no reference numbers, a patched run that
+    an evaluation after the last step); ``forward``: the failing step's forward reference
+    a fork of the traced run computed (``autoclone.child_fork``). With no reference
+    numbers, a patched run that
     ends on its own must have got past the failing call: one backward call more than
     the calls before it, or as many where the failing call was not one."""
     before, limit = steps
@@ -72,7 +75,8 @@ def compute(
         say("reference numbers: the traced run went on past the conflict, saved values kept")
         return traced, {}
     flows = _flows_on(found, project)
-    reference = _same_numbers(found.error_class, before, limit, variant, runner, say, flows)
+    reference = _same_numbers(found.error_class, before, limit, variant, runner, say, flows,
+                              forward)  # fmt: skip
     if reference is None and flows:
         say("no reference numbers: the written leaf's value flows on in a forward; judged "
             "as a cut")
@@ -208,15 +212,19 @@ def _another_conflict(ref: RunResult, first: str = cls.INPLACE_VERSION, calls: i
 
 def _same_numbers(
     kind: str, before: int, limit: int, project: _Variant, runner: Runner,
-    say: Callable[[str], None], flows: bool = False,
+    say: Callable[[str], None], flows: bool = False, forward: RunResult | None = None,
 ) -> Reference | None:  # fmt: skip
     if kind == cls.INPLACE_VERSION:
         say("computing reference numbers (allow_mutation_on_saved_tensors)")
         numbers = _mutation_allowed(runner.run(project.spec(mode=REFERENCE, limit=limit)), limit)
         if numbers is not None:
             return numbers
-    say("computing reference numbers (forward values with grad disabled)")
-    ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
+    if forward is not None and project.files is None:
+        say("reference numbers: a fork of the traced run did the failing step with grad off")
+        ref = forward
+    else:
+        say("computing reference numbers (forward values with grad disabled)")
+        ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     if ref.status == "stopped" and len(ref.losses) == before + 1:
         return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
     if ref.status == "completed" and len(ref.losses) == before:  # no backward after it

@@ -190,6 +190,7 @@ class _Repair:
         reference, evidence = references.compute(
             kinds[0].reference, found, (first.backward, limit), self.project, self.runner,
             self.say, traced=self._traced, in_backward=first.failed_in_backward,
+            forward=first.forward,
         )  # fmt: skip
         if isinstance(reference, str):
             base.summary = reference

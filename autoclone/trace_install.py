@@ -7,6 +7,7 @@ nothing saved is alive. What the probes record and conclude is ``autoclone.trace
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -16,15 +17,20 @@ from autoclone.labels import Prefix
 from autoclone.trace_base import _READ, _kind
 from autoclone.tracer import Tracer
 
+#: Told of a torch call that raised: ``(True, value)`` to return ``value`` instead
+#: (``autoclone.child_fork``), ``(False, None)`` to raise.
+Refused = Callable[["_Watch", BaseException, Any, Any, Any], tuple[bool, Any]]
+
 
 class _Watch(TorchFunctionMode):
     """Hands every torch call but an attribute read to ``Tracer.call``; what each function
     can do is decided once, from its name (``_kind``)."""
 
-    def __init__(self, tracer: Tracer) -> None:
+    def __init__(self, tracer: Tracer, refused: Refused | None = None) -> None:
         super().__init__()
         self.call = tracer.call
         self.kinds: dict[Any, tuple[str, int]] = {}
+        self.refused = refused
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         try:
@@ -37,7 +43,20 @@ class _Watch(TorchFunctionMode):
             name, kind = _kind(func)
         if kind == _READ:
             return func(*args, **kwargs) if kwargs else func(*args)
-        return self.call(func, name, kind, args, kwargs)
+        try:
+            return self.call(func, name, kind, args, kwargs)
+        except RuntimeError as exc:
+            if self.refused is None:
+                raise
+            done, value = self.refused(self, exc, func, args, kwargs)
+            if not done:
+                raise
+            return value
+
+
+def plain_call(func: Any, _name: str, _kind: int, args: Any, kwargs: Any) -> Any:
+    """What ``_Watch`` calls in place of the tracer where nothing is to be recorded."""
+    return func(*args, **kwargs) if kwargs else func(*args)
 
 
 def _track_modules(tracer: Tracer) -> None:
@@ -119,14 +138,15 @@ def _quiet_optimizer_steps(tracer: Tracer, watch: _Watch) -> None:
     register_optimizer_step_post_hook(after)
 
 
-def install(prefix: Prefix) -> Tracer:
-    """Start tracing for the rest of the process; returns the tracer to read at the end."""
+def install(prefix: Prefix, refused: Refused | None = None) -> Tracer:
+    """Start tracing for the rest of the process; returns the tracer to read at the end.
+    ``refused``: told of each torch call that raised (``_Watch``)."""
     tracer = Tracer(prefix)
     _track_modules(tracer)
     _track_optimizers(tracer)
     hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
     hooks.__enter__()
-    watch = _Watch(tracer)
+    watch = _Watch(tracer, refused)
     watch.__enter__()
     _quiet_optimizer_steps(tracer, watch)
     return tracer

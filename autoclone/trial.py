@@ -106,6 +106,9 @@ class RunResult:
     conflict_executed: frozenset[tuple[str, int]] | None = None
     #: On the run as it ended at its conflict (``at_conflict``): the whole run, which went on.
     past: RunResult | None = None
+    #: The failing step's forward reference a fork of the traced run computed where
+    #: autograd refused a write (``autoclone.child_fork``): its numbers only
+    forward: RunResult | None = None
     #: Paths outside the trial's copy the run wrote or deleted (``autoclone.isolation``)
     outside: tuple[isolation.Change, ...] = ()
     #: The writes outside the copy the trial's audit hook saw: path -> the user's line
@@ -613,7 +616,18 @@ def _load(
         writes=_relative_lines(data.get("writes"), project, outer),
         refused=_relative_diagnosis(data.get("refused"), project, outer),
         hosts=_relative_lines(data.get("hosts"), project, outer),
+        forward=_forward(data.get("forward_reference")),
     )
+
+
+def _forward(data: Mapping[str, Any] | None) -> RunResult | None:
+    """The numbers of the fork's forward reference (``autoclone.child_fork``)."""
+    if not data:
+        return None
+    return RunResult(status=data["status"], backward=data["backward"],
+                     losses=tuple(data["losses"]), grads=tuple(tuple(g) for g in data["grads"]),
+                     call_reach=tuple(data.get("call_reach") or ()),
+                     opt_grads=tuple(data.get("opt_grads") or ()))  # fmt: skip
 
 
 def _lines_executed(

@@ -3,8 +3,12 @@
 For every case whose first run meets a version conflict (fixtures, bench/large,
 bench/unseen), the first run goes on past the conflict with the saved values kept (the
 tracer's copy-on-write) and the separate run under ``allow_mutation_on_saved_tensors`` is
-made as before; the table says whether the two references (kind, losses, gradient
-checksums, backward calls) are equal, and what each run cost.
+made as before; for every case whose first run meets a write autograd refuses in the
+forward pass (a leaf, an output of ``unbind``, a view made under ``no_grad``), a fork of
+the first run computes the failing step with grad off (``autoclone.child_fork``) and the
+separate forward-reference run is made as before. The table says whether the two
+references (kind, losses, gradient checksums, backward calls) are equal, and what each run
+cost (the traced run's seconds include its fork's).
 
     OMP_NUM_THREADS=1 python bench/traced_reference.py [name-prefix ...]
 """
@@ -19,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from autoclone import child_fork, references  # noqa: E402
 from autoclone import classify as cls  # noqa: E402
-from autoclone import references  # noqa: E402
 from autoclone.diagnose import diagnose  # noqa: E402
 from autoclone.fixes.base import SAME_NUMBERS  # noqa: E402
 from autoclone.oracle import Reference  # noqa: E402
@@ -47,7 +51,9 @@ def cases(prefixes: list[str]) -> list[Path]:
     return found
 
 
-def both(case: Path, steps: int = 3) -> tuple[Reference | None, Reference | str, float, float]:
+def both(
+    case: Path, steps: int = 3
+) -> tuple[Reference | str | None, Reference | str, float, float]:
     """The traced run's reference and the separate run's, with each run's seconds."""
     args = json.loads((case / "expected.json").read_text()).get("args", [])
     options = Options(script=case / "input.py", steps=steps, args=tuple(args), cwd=case)
@@ -62,11 +68,15 @@ def both(case: Path, steps: int = 3) -> tuple[Reference | None, Reference | str,
         traced_seconds = time.monotonic() - start
         at, traced = references.past_conflict(first, steps)
         found = diagnose(at, project.sources)
-        if found.error_class != cls.INPLACE_VERSION:
+        calls = (at.backward, at.backward + steps)
+        if found.error_class in child_fork.REFUSALS and at.forward is not None:
+            traced = references.compute(SAME_NUMBERS, found, calls, project, runner,
+                                        lambda m: None, forward=at.forward)[0]  # fmt: skip
+        elif found.error_class != cls.INPLACE_VERSION:
             return None, "", traced_seconds, 0.0
         start = time.monotonic()
-        separate, _ = references.compute(SAME_NUMBERS, found, (at.backward, at.backward + steps),
-                                         project, runner, lambda m: None)  # fmt: skip
+        separate, _ = references.compute(SAME_NUMBERS, found, calls, project, runner,
+                                         lambda m: None)  # fmt: skip
         return traced, separate, traced_seconds, time.monotonic() - start
     finally:
         runner.close()
