@@ -68,11 +68,15 @@ def at_refusal(state: Any, become: Callable[[Any, Any], None]) -> Callable[..., 
 
 
 def _safe() -> bool:
+    """One thread, one torch thread, and not inside a backward call (a reentrant
+    checkpoint's recomputation: the step's forward is over)."""
     try:
         import torch
     except ImportError:
         return False
-    return hasattr(os, "fork") and threading.active_count() == 1 and torch.get_num_threads() == 1
+    running = getattr(torch._C, "_current_graph_task_id", lambda: -1)
+    return (hasattr(os, "fork") and threading.active_count() == 1
+            and torch.get_num_threads() == 1 and running() == -1)  # fmt: skip
 
 
 def _silence() -> None:

@@ -219,18 +219,28 @@ def _same_numbers(
         numbers = _mutation_allowed(runner.run(project.spec(mode=REFERENCE, limit=limit)), limit)
         if numbers is not None:
             return numbers
+    numbers = None
     if forward is not None and project.files is None:
+        numbers = _first_loss(forward, before, limit)
+    if numbers is not None:
         say("reference numbers: a fork of the traced run did the failing step with grad off")
-        ref = forward
-    else:
-        say("computing reference numbers (forward values with grad disabled)")
-        ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
+        return numbers
+    say("computing reference numbers (forward values with grad disabled)")
+    ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
+    numbers = _first_loss(ref, before, limit)
+    if numbers is not None:
+        return numbers
+    if kind == cls.LEAF_INPLACE and not flows:
+        return _leaf_data(before, limit, project, runner, say)
+    return None
+
+
+def _first_loss(ref: RunResult, before: int, limit: int) -> Reference | None:
+    """A forward reference's numbers: the failing step's loss computed with grad off."""
     if ref.status == "stopped" and len(ref.losses) == before + 1:
         return Reference(FIRST_LOSS, ref.losses, ref.grads, limit, **_by_optimizer(ref))
     if ref.status == "completed" and len(ref.losses) == before:  # no backward after it
         return Reference(FIRST_LOSS, ref.losses, ref.grads, before, **_by_optimizer(ref))
-    if kind == cls.LEAF_INPLACE and not flows:
-        return _leaf_data(before, limit, project, runner, say)
     return None
 
 
