@@ -1,0 +1,1 @@
+"""gcache: dual-encoder contrastive training with gradient caching (Gao et al., 2021)."""

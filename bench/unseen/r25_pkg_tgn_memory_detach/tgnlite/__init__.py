@@ -1,0 +1,1 @@
+"""tgnlite: a compact Temporal Graph Network (memory + link predictor) for event streams."""
