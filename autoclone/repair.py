@@ -352,7 +352,11 @@ class _Repair:
         kinds = fixes.applicable(found, goal.ctx)
         if not kinds or not _moved_on(found, traced, point):
             return None
-        deeper = self._with_reference(goal, kinds[0].reference, found, traced, verified)
+        # the reference reaches K calls past this conflict, met past the earlier limit (a
+        # run goes on past it): one computed to that limit only ends before the conflict
+        limit = max(goal.limit, traced.backward + self.options.steps)
+        deeper = self._with_reference(replace(goal, limit=limit), kinds[0].reference, found,
+                                      traced, verified)  # fmt: skip
         if deeper is None:
             return None
         # the optimizers this conflict's calls reached, the failing one's too, as traced here
@@ -365,8 +369,7 @@ class _Repair:
         ctx = self._context({**deeper.ctx.evidence, "call_reach": traced.call_reach,
                              "cut": kinds[0].reference != SAME_NUMBERS, "before": done,
                              "completed": (traced.losses[:done], traced.grads[:done])})  # fmt: skip
-        deeper = replace(deeper, kinds=kinds, ctx=ctx,
-                         limit=max(goal.limit, traced.backward + self.options.steps))  # fmt: skip
+        deeper = replace(deeper, kinds=kinds, ctx=ctx)
         ran = None if traced.executed is None else frozenset(map(move, traced.executed))
         return _Point(found, traced.error.line if traced.error else "", traced.backward,
                       _failing_frame(traced, move), ran), deeper

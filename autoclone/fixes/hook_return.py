@@ -1,5 +1,7 @@
 """A module hook that writes its input or output in place, made to return the new value:
-``x.add_(noise)`` in a ``forward_pre_hook`` -> ``x = x.add(noise)`` and ``return (x,)``.
+``x.add_(noise)`` in a ``forward_pre_hook`` -> ``x = x.add(noise)`` and ``return (x,)``;
+``output[:, heads] = 0.0`` in a forward hook -> ``output = output.clone()`` before it and
+``return output``.
 
 PyTorch's hooks change what a module receives or gives by returning the replacement
 (a pre-hook returns the new inputs, a forward hook the new output); an in-place write
@@ -21,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from autoclone.codemods.sites import OUT_OF_PLACE, STATEMENT, Site
+from autoclone.codemods.sites import CLONE, INPLACE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
 from autoclone.fixes._ast import FUNCTIONS, returns_value
@@ -30,6 +32,9 @@ from autoclone.fixes.base import Candidate, Context, Kind
 from autoclone.parsed import innermost, project_trees
 
 KIND_NAME = "hook_return"
+#: The edits of the write a hook's return completes: made out of place, or (a write into
+#: an index, ``output[:, heads] = 0.0``, which has no out-of-place form) a clone before it
+_WRITES = frozenset({(OUT_OF_PLACE, STATEMENT), (CLONE, INPLACE)})
 PRE, FORWARD = "register_forward_pre_hook", "register_forward_hook"
 
 
@@ -99,10 +104,11 @@ def hook_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     if isinstance(fn.body[-1], ast.Return):
         return []
     role = _registered_as(_names_of(fn, trees[write[0]]), trees)
+    writes = [s for s in ctx.sites if (s.file, s.line) == write and (s.fix, s.kind) in _WRITES]
+    if any(s.fix == OUT_OF_PLACE for s in writes):  # the clone only where there is no rewrite
+        writes = [s for s in writes if s.fix == OUT_OF_PLACE]
     out = []
-    for site in ctx.sites:
-        if (site.file, site.line) != write or site.fix != OUT_OF_PLACE or site.kind != STATEMENT:
-            continue
+    for site in writes:
         value = _returned(fn, role, site.target) if role else ""
         if value:
             out.append(_site(site, fn, ctx, value))
@@ -117,7 +123,8 @@ def _site(oop: Site, fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context, v
     end = last.end_lineno or last.lineno
     text = ctx.line(oop.file, end)
     prefix = f"{oop.target} = "
-    whole = last.lineno == end == oop.line and text.isascii() and oop.code.startswith(prefix)
+    whole = (last.lineno == end == oop.line and text.isascii() and oop.code.startswith(prefix)
+             and oop.fix == OUT_OF_PLACE)  # fmt: skip
     if whole:
         code = "return " + value.format(oop.code[len(prefix) :])
         start, stop = last.col_offset, last.end_col_offset or len(text)
@@ -127,10 +134,20 @@ def _site(oop: Site, fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context, v
         indent = first[: len(first) - len(first.lstrip())]
         returned = "return " + value.format(oop.target)
         code = f"{oop.code}; {returned}"
-        edits = (*oop.rewrite, TextEdit(end, len(text), f"\n{indent}{returned}"))
+        edits = (*_written(oop), TextEdit(end, len(text), f"\n{indent}{returned}"))
     return Site(id=f"{oop.id}:{KIND_NAME}", file=oop.file, line=oop.line, col=oop.col,
                 kind=STATEMENT, target=oop.target, code=code, start=oop.start, end=oop.end,
                 depth=oop.depth, indent=oop.indent, fix=KIND_NAME, rewrite=edits)  # fmt: skip
+
+
+def _written(site: Site) -> tuple[TextEdit, ...]:
+    """The edits of the write itself: the out-of-place rewrite, or the clone before it."""
+    if site.fix != CLONE:
+        return site.rewrite
+    line, col = site.start
+    if site.own_line:
+        return (TextEdit(line, 0, f"{site.indent}{site.code}\n"),)
+    return (TextEdit(line, col, f"{site.code}; "),)
 
 
 class HookReturn(Kind):
