@@ -76,6 +76,7 @@ from autoclone.fixes import (
     stack_views,
     step_later,
     trainer_inference_mode,
+    untoggle,
     weight_outside_loss,
 )
 from autoclone.fixes._ast import plain_attribute, plain_value_at, tensor_method_on_target
@@ -141,6 +142,7 @@ KINDS: tuple[FixKind, ...] = (
     weight_outside_loss.KIND,
     copy_construct.KIND,
     grad_decorator.KIND,
+    untoggle.KIND,
     return_copy.KIND,
     no_grad_narrowed.KIND,
     stack_list.KIND,
