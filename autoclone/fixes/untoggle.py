@@ -1,5 +1,5 @@
-"""``self.untoggle_optimizer(opt)`` where a Lightning step toggles a second optimizer
-before untoggling the first, and the loss then has no graph.
+"""``self.untoggle_optimizer(opt)`` before a Lightning step toggles a second optimizer,
+where the next loss had no graph.
 
 ``LightningModule.toggle_optimizer(opt)`` records every parameter's ``requires_grad``, turns
 all of them off and turns on those of ``opt``; ``untoggle_optimizer(opt)`` restores the
