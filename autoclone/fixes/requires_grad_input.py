@@ -1,10 +1,13 @@
-"""``x.requires_grad_(True)`` where ``x`` is made, for ``torch.autograd.grad(y, x)`` on an
-``x`` that never required grad.
+"""``x.requires_grad_(True)`` where ``x`` is made, for ``torch.autograd.grad(y, x)`` (or a
+backward call followed by a read of ``x.grad``) on an ``x`` that never required grad.
 
 A gradient penalty's interpolates, a PINN's collocation points, diffusion times: the
 program asks autograd for the derivative with respect to a tensor it made itself, but
 never flagged it, so the forward recorded no path from it ("One of the differentiated
-Tensors does not require grad"). Setting the flag right after the statement that binds
+Tensors does not require grad"). A gradient cache computes the loss on representations
+encoded under ``no_grad``, calls ``loss.backward()`` and reads ``q_reps.grad``: the loss
+has no graph at all ("element 0 of tensors does not require grad"), and the program asks
+for exactly those gradients. Setting the flag right after the statement that binds
 the tensor (or, for a function's argument, before the function's first statement) is
 what the program means: a flag changes no value, the forward then records the path, and
 the gradient asked for exists. Only a tensor the function computes or receives is
@@ -18,7 +21,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from autoclone.classify import INPUT_NO_GRAD
+from autoclone.classify import INPUT_NO_GRAD, NO_GRAPH
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
@@ -65,9 +68,20 @@ def _site(file: str, fn: ast.AST | None, tree: ast.Module, name: str, line: int)
     return _flag(file, first.lineno, " " * first.col_offset, name, "argument")
 
 
+def _grads_read(fn: ast.AST | None, stmt: ast.stmt) -> list[str]:
+    """The plain names whose ``.grad`` the function reads after ``stmt``, a backward call
+    (GradCache's ``loss.backward()``, then ``q_reps.grad``)."""
+    if not isinstance(fn, FUNCTIONS) or ".backward(" not in ast.unparse(stmt):
+        return []
+    after = stmt.end_lineno or stmt.lineno
+    return [n.value.id for n in ast.walk(fn) if isinstance(n, ast.Attribute) and n.attr == "grad"
+            and isinstance(n.value, ast.Name) and n.lineno > after]  # fmt: skip
+
+
 def flags(found: Diagnosis, ctx: Context) -> tuple[Site, ...]:
-    """One flag per differentiated name the failing statement passes, where it is made;
-    none unless every such name has one."""
+    """One flag per differentiated name the failing statement passes (or, for a backward
+    call with no graph, per name whose ``.grad`` the function reads after it), where it is
+    made; none unless every such name has one."""
     if found.failing is None:
         return ()
     file, line = found.failing
@@ -76,8 +90,9 @@ def flags(found: Diagnosis, ctx: Context) -> tuple[Site, ...]:
     held = holding(tree, line) if tree is not None else None
     if tree is None or held is None:
         return ()
-    names = _grad_inputs(held[1][held[2]])
     fn = innermost(text, line, FUNCTIONS)
+    stmt = held[1][held[2]]
+    names = _grad_inputs(stmt) if found.error_class == INPUT_NO_GRAD else _grads_read(fn, stmt)
     sites = [_site(file, fn, tree, name, line) for name in dict.fromkeys(names)]
     return tuple(s for s in sites if s is not None) if names and all(sites) else ()
 
@@ -87,7 +102,7 @@ class RequiresGradInput(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        if found.error_class != INPUT_NO_GRAD:
+        if found.error_class not in (INPUT_NO_GRAD, NO_GRAPH):
             return False
         try:
             return bool(flags(found, ctx))
@@ -102,7 +117,7 @@ class RequiresGradInput(Kind):
         made = "enters the function" if site.id.endswith(":argument") else "is made"
         return (
             f"Fix: `{site.code}` at {site.file}:{site.line}, where `{site.target}` {made}: "
-            f"{where(found.failing, lines)} asks for the gradient with respect to "
+            f"{where(found.failing, lines)} asks for the gradient with respect to "  # or reads it
             f"`{site.target}`, and autograd records a path from a tensor only if it requires "
             "grad before the computation that uses it. The flag changes no value."
         )
