@@ -56,7 +56,7 @@ def _called_class(tree: ast.Module, line: int) -> ast.ClassDef | None:
     return None
 
 
-def _instances(stmt: ast.stmt, cls: str, trees: Mapping[str, ast.Module]) -> list[str]:
+def instances(stmt: ast.stmt, cls: str, trees: Mapping[str, ast.Module]) -> list[str]:
     """The callees of ``stmt`` that can be the instance of ``cls``: ``model`` or
     ``self.model``, made as ``cls(...)`` somewhere in the project under that name (an
     argument keeps its caller's name), or else the only callee that is not a function."""
@@ -92,14 +92,14 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         if held is None:
             continue
         stmt = held[1][held[2]]
-        for name in _instances(stmt, cls.name, trees):  # type: ignore[union-attr]
+        for name in instances(stmt, cls.name, trees):  # type: ignore[union-attr]
             if re.search(rf"\b{name.split('.')[-1]}\.{method}\(", everything):
                 continue
             return [_site(file, stmt, ctx.line(file, stmt.lineno), name, method)]
     return []
 
 
-def _class_at(text: str, line: int) -> ast.ClassDef | None:
+def class_at(text: str, line: int) -> ast.ClassDef | None:
     """The innermost class whose methods (or closures they define) run ``line``."""
     found = innermost(text, line, (ast.ClassDef,))
     return found if isinstance(found, ast.ClassDef) else None
@@ -157,7 +157,7 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         return []
     nodes = (n for t in trees.values() for n in ast.walk(t))
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
-    owner = _class_at(ctx.texts[made[0]], made[1])
+    owner = class_at(ctx.texts[made[0]], made[1])
     if owner is None or not _accumulates(ctx.texts[made[0]], made[1]):
         return []  # a recurrent state (``self.h = cell(x, self.h)``) is cut, not reset
     method = _reset_method(owner, classes)
@@ -171,10 +171,10 @@ def owner_reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     calls = _reset_calls(trees, method)
     if any(file == failing[0] and first <= call.lineno <= last for file, call in calls):
         return []  # reset in the pass already: not this bug
-    ours = _class_at(text, failing[1])
+    ours = class_at(text, failing[1])
     for file, call in calls:
         name = ast.unparse(call.func.value)  # type: ignore[attr-defined]
-        mine = _class_at(ctx.texts[file], call.lineno)
+        mine = class_at(ctx.texts[file], call.lineno)
         same = innermost(ctx.texts[file], call.lineno, FUNCTIONS) is here
         same = same or (name.startswith("self.") and mine is not None and mine is ours)
         same = same or name.split(".")[0] in _parameters(here)  # a train_step's argument
