@@ -22,10 +22,12 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.rewrites import as_detach
 from autoclone.codemods.sites import ARG, ASSIGN, OPERAND, Site
 from autoclone.diagnose import Diagnosis, Frame, where
+from autoclone.fixes._ast import FUNCTIONS, LOOPS
 from autoclone.fixes.base import RETAINED, Candidate, Context, Kind, cut_loses
 from autoclone.fixes.retain_graph import two_calls_one_graph
 from autoclone.oracle import FINITE, Reference, judge, same
 from autoclone.outcomes import Failed, Outcome, Passed
+from autoclone.parsed import innermost
 from autoclone.trial import RunResult
 
 
@@ -111,6 +113,33 @@ def common_reads(found: Diagnosis, ctx: Context) -> list[Site]:
     return [s for s in _reads(first, ctx.sites) if s.target in theirs]
 
 
+def made_before_first(
+    found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
+) -> list[Site]:
+    """The failing loss's reads (``value_loss(critic, states[:-1], returns)``) of names the
+    first loss's pass made before its backward call: Dreamer's critic regressing the
+    imagined returns on the imagined states, both of them made by the imagination graph
+    the actor's backward call freed. Cut one and the other still leads into that graph;
+    the tracer names one edge, so the others are found here, by where they were made: in
+    the pass of the first backward call (its loop's body, or its function), before it."""
+    again, first = found.again_read, found.previous_backward
+    if again is None or first is None or again[0] != first[0] or again[1] <= first[1]:
+        return []
+    text = texts.get(first[0], "")
+    scope = innermost(text, first[1], (*LOOPS, *FUNCTIONS)) if text else None
+    if scope is None:
+        return []
+    begins = int(getattr(scope, "lineno", 0))  # the pass: its loop's body, or its function's
+    bound = {n for s in sites if s.file == first[0] and s.kind == ASSIGN
+             and begins < s.line < first[1] for n in s.bound}  # fmt: skip
+    reads = [(s, _ROOT.match(s.target)) for s in sites if (s.file, s.line) == again
+             and s.kind == ARG]  # fmt: skip
+    return [s for s, root in reads if root is not None and root[0] in bound]
+
+
+_ROOT = re.compile(r"^[A-Za-z_]\w*(?=$|\[)")
+
+
 def _detached(reads: Sequence[Site]) -> list[Site]:
     return [e for e in map(as_detach, reads) if e is not None]
 
@@ -139,11 +168,13 @@ class DetachShared(Kind):
         # single detach passes only if it alone keeps the first loss out of that graph
         every = _detached(carried)
         together = [Candidate(-1.0, tuple(every))] if len(every) > 1 else []
+        made = _detached(made_before_first(found, ctx.sites, ctx.texts))
+        last = [Candidate(len(cuts) + len(mine), tuple(made))] if len(made) > 1 else []
         if found.carry_stepped:  # the first loss trained what made the value, and its
             # optimizer stepped on it: the later loss's own read goes first
             return [Candidate(i - len(mine) - 1.0, (s,)) for i, s in enumerate(mine)] + \
-                together + [Candidate(i, (s,)) for i, s in enumerate(cuts)]
-        return together + [Candidate(i, (s,)) for i, s in enumerate([*cuts, *mine])]
+                together + [Candidate(i, (s,)) for i, s in enumerate(cuts)] + last
+        return together + [Candidate(i, (s,)) for i, s in enumerate([*cuts, *mine])] + last
 
     def refusal(self, found: Diagnosis, ctx: Context) -> str:
         leaks = ctx.evidence.get("leaks") or []
