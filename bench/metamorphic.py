@@ -166,9 +166,7 @@ def _split(source: str) -> tuple[list[str], list[str], list[ast.stmt]] | None:
         else:
             started = True
             script += _text(lines, stmt)
-    if all(_is_main_guard(s) for s in tree.body if s not in stmts):
-        return None  # already a script under a guard
-    return (head, script, stmts)
+    return (head, script, stmts) if script else None
 
 
 def to_main(source: str) -> str | None:
