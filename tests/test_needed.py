@@ -93,3 +93,36 @@ def test_the_names_an_expression_reads() -> None:
     assert expression_names("(1 - self.alpha) * self.outputs") >= {"self.alpha", "self.outputs"}
     assert expression_names("outputs[idx] = probs") >= {"outputs", "idx", "probs"}
     assert expression_names("f(x") == set()
+
+
+INDICES = """\
+import torch
+
+memory = torch.zeros(10, 4)
+for step in range(3):
+    src = torch.randint(0, 10, (6,))
+    n_id = torch.cat([src, src + 1]).unique()
+    mask = memory[n_id].sum(-1) > 0
+    rows = torch.index_select(memory, 0, n_id)
+    loss = (rows * 2).sum()
+    print(n_id, mask, loss)
+"""
+
+
+def test_a_detach_of_indices_or_a_mask_is_never_tried() -> None:
+    """Held-out TGN's memory: ``n_id.detach()`` of ``....unique()`` ran and repeated the
+    conflict; integers and booleans have no graph to cut. A clone of them stays a
+    candidate (an index a backward saved may be written in place)."""
+    from autoclone import fixes
+    from autoclone.fixes.base import Context
+
+    sites = find_sites(INDICES, "m.py")
+    ctx = Context(sites, {"m.py": INDICES}, {"m.py": INDICES.splitlines()}, {})
+    reads = {(s.line, s.target): s for s in sites}
+    of_ids = as_detach(reads[(8, "n_id")])  # the read in ``index_select(memory, 0, n_id)``
+    made = as_detach(reads[(6, "torch.cat([src, src + 1]).unique()")])
+    rows = as_detach(reads[(9, "rows")])
+    assert of_ids is not None and made is not None and rows is not None
+    assert fixes._of_integers(of_ids, ctx) and fixes._of_integers(made, ctx)
+    assert not fixes._of_integers(rows, ctx)
+    assert not fixes._of_integers(reads[(8, "n_id")], ctx)  # the clone itself

@@ -8,6 +8,7 @@ and its fixtures.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,7 +81,12 @@ from autoclone.fixes import (
     untoggle,
     weight_outside_loss,
 )
-from autoclone.fixes._ast import plain_attribute, plain_value_at, tensor_method_on_target
+from autoclone.fixes._ast import (
+    integer_valued,
+    plain_attribute,
+    plain_value_at,
+    tensor_method_on_target,
+)
 from autoclone.fixes.base import Candidate, Context, FixKind
 from autoclone.session import Project
 
@@ -176,7 +182,8 @@ def candidates(
     out = []
     for _, _, kind, cand in sorted(pairs, key=lambda p: (p[0], p[1])):
         key = tuple(s.id for s in cand.sites)
-        if any(_detached_list(s, ctx) or _on_plain_value(s, ctx) for s in cand.sites):
+        if any(_detached_list(s, ctx) or _on_plain_value(s, ctx) or _of_integers(s, ctx)
+               for s in cand.sites):  # fmt: skip
             continue
         if cand.sites and key not in seen:
             seen.add(key)
@@ -202,6 +209,23 @@ def _on_plain_value(site: Site, ctx: Context) -> bool:
         return plain_attribute(ctx.texts, name)
     text = ctx.texts.get(site.file)
     return text is not None and plain_value_at(text, name, site.line)
+
+
+def _of_integers(site: Site, ctx: Context) -> bool:
+    """``.detach()`` of indices or a mask (``n_id = torch.cat([src, dst]).unique()``,
+    ``logits.argmax(-1)``): no graph to cut, so the run would only repeat the conflict."""
+    if site.fix != DETACH or not site.code.rstrip().endswith(".detach()"):
+        return False
+    try:
+        expression = ast.parse(site.target, mode="eval").body
+    except SyntaxError:
+        return False
+    if integer_valued(expression):
+        return True
+    text = ctx.texts.get(site.file)
+    name = site.target
+    return (text is not None and name.isidentifier() and tensor_method_on_target(site)
+            and plain_value_at(text, name, site.line, integer_valued))  # fmt: skip
 
 
 def kind_of(site: Site) -> FixKind:

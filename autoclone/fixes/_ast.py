@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from autoclone.codemods.sites import CLONE, DETACH, STATEMENT, Site
@@ -308,11 +308,32 @@ def _bindings(scope: ast.AST, name: str) -> list[ast.AST] | None:
     return out
 
 
-def plain_value_at(text: str, name: str, line: int) -> bool:
+#: Calls whose result holds integers or booleans: indices, counts, masks, never a graph
+_INTEGER_CALLS = frozenset({"unique", "argsort", "argmax", "argmin", "nonzero", "argwhere",
+                            "long", "int", "bool", "randint", "randperm", "multinomial",
+                            "bucketize", "searchsorted"})  # fmt: skip
+
+
+def integer_valued(value: ast.expr | None) -> bool:
+    """``torch.cat([src, dst]).unique()``, ``logits.argmax(-1)``, ``x > 0``: a tensor of
+    integers or booleans, which has no graph, so ``.detach()`` of it cuts nothing."""
+    if isinstance(value, ast.Compare):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _INTEGER_CALLS
+
+
+def plain_value_at(
+    text: str, name: str, line: int, value: Callable[[ast.expr | None], bool] | None = None
+) -> bool:
     """``name`` holds a plain value (``total = 0.0``, ``ALPHA = 0.6``) the first time
     ``line`` reads it after it was bound: the last binding above the line is a plain
     assignment in a block that goes on to the line, and nothing rebinds the name between.
-    ``name.detach()`` there raises before it can tell anything about the conflict."""
+    ``name.detach()`` there raises before it can tell anything about the conflict. With
+    ``value``, the assigned value is tested by it instead (``integer_valued``)."""
     try:
         tree = parsed(text)
     except SyntaxError:
@@ -336,7 +357,8 @@ def plain_value_at(text: str, name: str, line: int) -> bool:
     goes_on = any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in block[index + 1 :])
     assigns = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and (
         isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name)  # fmt: skip
-    return goes_on and isinstance(stmt, ast.Assign) and assigns and _plain(stmt.value)
+    test = value or _plain
+    return goes_on and isinstance(stmt, ast.Assign) and assigns and test(stmt.value)
 
 
 def expression_names(text: str) -> set[str]:
