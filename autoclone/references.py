@@ -219,14 +219,12 @@ def _same_numbers(
         numbers = _mutation_allowed(runner.run(project.spec(mode=REFERENCE, limit=limit)), limit)
         if numbers is not None:
             return numbers
-    numbers = None
-    if forward is not None and project.files is None:
-        numbers = _first_loss(forward, before, limit)
-    if numbers is not None:
+    if forward is not None and project.files is None:  # the same run's numbers, forked
         say("reference numbers: a fork of the traced run did the failing step with grad off")
-        return numbers
-    say("computing reference numbers (forward values with grad disabled)")
-    ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
+        ref = forward
+    else:
+        say("computing reference numbers (forward values with grad disabled)")
+        ref = runner.run(project.spec(mode=FORWARD_REFERENCE, limit=before))
     numbers = _first_loss(ref, before, limit)
     if numbers is not None:
         return numbers
