@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autoclone import classify as cls
+from autoclone.child_references import INPLACE_DUNDERS
 
 #: The refusals a fork can compute the reference of.
 REFUSALS = frozenset({cls.LEAF_INPLACE, cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW})
@@ -49,7 +50,9 @@ def at_refusal(state: Any, become: Callable[[Any, Any], None]) -> Callable[..., 
     def refused(
         watch: Any, exc: BaseException, func: Any, args: Any, kwargs: Any
     ) -> tuple[bool, Any]:
-        if state.forked or cls.classify(str(exc)) not in REFUSALS or not _safe():
+        if state.forked or not _writes(func, args, kwargs) or not _safe():
+            return False, None
+        if cls.classify(str(exc)) not in REFUSALS:
             return False, None
         state.forked = True
         for stream in (sys.stdout, sys.stderr):
@@ -65,6 +68,16 @@ def at_refusal(state: Any, become: Callable[[Any, Any], None]) -> Callable[..., 
         return False, None
 
     return refused
+
+
+def _writes(func: Any, args: Any, kwargs: Any) -> bool:
+    """The call that raised is the write itself (``x.clamp_``, ``x += y``, ``x[i] = v``,
+    ``F.relu(x, inplace=True)``), not a call the refusal came out of (``loss.backward()``
+    recomputing a checkpoint)."""
+    name = getattr(func, "__name__", "")
+    if name in INPLACE_DUNDERS or (name.endswith("_") and not name.startswith("__")):
+        return True
+    return (kwargs or {}).get("inplace") is True or (len(args) > 1 and args[-1] is True)
 
 
 def _safe() -> bool:

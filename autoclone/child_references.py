@@ -44,7 +44,7 @@ def storage_keyed_saved_tensors() -> None:
 
 #: The operators that write their left operand: every other dunder (``__getitem__``,
 #: ``__invert__``, ``__get__``) reads, and a read of a leaf must keep its graph
-_INPLACE_DUNDERS = frozenset(
+INPLACE_DUNDERS = frozenset(
     f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "div", "mod",
                             "pow", "and", "or", "xor", "lshift", "rshift")
 ) | {"__setitem__"}  # fmt: skip
@@ -63,7 +63,7 @@ def leaf_writes_as_data() -> Any:
             kwargs = kwargs or {}
             name = getattr(func, "__name__", "")
             target = args[0] if args else None
-            writes = name in _INPLACE_DUNDERS or (
+            writes = name in INPLACE_DUNDERS or (
                 name.endswith("_") and not name.startswith("__")
             )
             if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():

@@ -167,3 +167,38 @@ def test_a_refusal_the_script_catches_gives_no_fork_numbers(tmp_path: Path) -> N
     report = json.loads(done.stdout)
     assert report["status"] == "fixed", done.stderr
     assert "with torch.no_grad()" in (tmp_path / "input.py").read_text()
+
+
+#: A reentrant checkpoint whose block adds into its input: the refusal comes out of
+#: ``loss.backward()``, where the block runs again with grad.
+CHECKPOINTED = textwrap.dedent(
+    """\
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    bias = torch.nn.Parameter(torch.zeros(4))
+    lin = torch.nn.Linear(4, 4)
+
+
+    def block(x):
+        x += bias
+        return lin(x)
+
+
+    x = torch.randn(8, 4, requires_grad=True)
+    loss = checkpoint(block, x, use_reentrant=True).pow(2).mean()
+    loss.backward()
+    print(loss.item())
+    """
+)
+
+
+def test_a_refusal_out_of_a_backward_call_forks_nothing(tmp_path: Path) -> None:
+    """The fork is made at the write, not at the backward call the refusal came out of:
+    past that call the step is over, and the fork's numbers would be another step's."""
+    (tmp_path / "input.py").write_text(CHECKPOINTED)
+    first, _, runner = _first(tmp_path)
+    runner.close()
+    assert first.error is not None and "leaf Variable" in first.error.message
+    assert first.forward is None
