@@ -28,10 +28,10 @@ from autoclone.classify import BACKWARD_TWICE, INPLACE_VERSION
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import holding
+from autoclone.fixes._ast import FUNCTIONS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.fixes.reset_state import class_at, instances
-from autoclone.parsed import project_trees
+from autoclone.parsed import innermost, project_trees
 
 KIND_NAME = "detach_method"
 _DETACHES = ("detach", "detach_state", "detach_states", "detach_memory", "detach_hidden",
@@ -70,17 +70,33 @@ def detach_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     if owner is None or at is None:
         return []
     everything = "\n".join(ctx.texts.values())
+    called = rf"\.{method}\(" if method != "detach" else None  # ``x.detach()`` is everywhere
+    if called and re.search(called, everything):
+        return []  # the program cuts the state already (wrongly, maybe: another bug)
+    made = _made(owner.name, trees)
+    text = ctx.texts[failing[0]]
+    scope = innermost(text, failing[1], FUNCTIONS)
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
     for file, line in reversed(frames):  # the loop's line first: the instance it holds
-        held = holding(trees[file], line) if file in trees else None
+        if file != failing[0] or innermost(text, line, FUNCTIONS) is not scope:
+            continue  # the name must mean the instance where the cut goes
+        held = holding(trees[file], line)
         for name in instances(held[1][held[2]], owner.name, trees) if held else []:
-            if re.search(rf"\b{re.escape(name.split('.')[-1])}\.{method}\(", everything):
-                continue
-            if name.split(".")[0] not in ctx.texts[failing[0]]:
+            last = name.split(".")[-1]
+            if last not in made or re.search(rf"\b{re.escape(last)}\.{method}\(", everything):
                 continue
             stmt = _after_step(at[1], at[2])
             return [_site(failing[0], stmt, ctx.line(failing[0], stmt.lineno), name, method)]
     return []
+
+
+def _made(cls: str, trees: Mapping[str, ast.Module]) -> set[str]:
+    """The names (last part) an instance of ``cls`` is bound to: ``memory = Cls(...)``,
+    ``self.memory = Cls(...)``."""
+    nodes = (node for tree in trees.values() for node in ast.walk(tree))
+    made = [n for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+            and ast.unparse(n.value.func).split(".")[-1] == cls]  # fmt: skip
+    return {ast.unparse(t).split(".")[-1] for node in made for t in node.targets}
 
 
 def _site(file: str, stmt: ast.stmt, text: str, name: str, method: str) -> Site:
