@@ -73,7 +73,7 @@ def detach_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     called = rf"\.{method}\(" if method != "detach" else None  # ``x.detach()`` is everywhere
     if called and re.search(called, everything):
         return []  # the program cuts the state already (wrongly, maybe: another bug)
-    made = _made(owner.name, trees)
+    built = _made(owner.name, trees)
     text = ctx.texts[failing[0]]
     scope = innermost(text, failing[1], FUNCTIONS)
     frames = found.carry_frames or ((found.carry_consumer,) if found.carry_consumer else ())
@@ -83,7 +83,7 @@ def detach_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         held = holding(trees[file], line)
         for name in instances(held[1][held[2]], owner.name, trees) if held else []:
             last = name.split(".")[-1]
-            if last not in made or re.search(rf"\b{re.escape(last)}\.{method}\(", everything):
+            if last not in built or re.search(rf"\b{re.escape(last)}\.{method}\(", everything):
                 continue
             stmt = _after_step(at[1], at[2])
             return [_site(failing[0], stmt, ctx.line(failing[0], stmt.lineno), name, method)]
