@@ -255,10 +255,27 @@ def _reads_apart(carry: Mapping[str, Any], own: Collection[str]) -> tuple[Frame,
     again = stack(carry.get("consumer_frames") or ())
     for read in (stack(r["frames"]) for r in readers if r["epoch"] < epoch):
         if read not in now:
-            for mine, theirs in zip(reversed(read), reversed(again), strict=False):
-                if mine != theirs:
-                    return mine, theirs
+            mine, theirs = _aligned(read, again)
+            for a, b in zip(reversed(mine), reversed(theirs), strict=False):
+                if a != b:
+                    return a, b
     return None
+
+
+def _aligned(
+    a: tuple[Frame, ...], b: tuple[Frame, ...]
+) -> tuple[tuple[Frame, ...], tuple[Frame, ...]]:
+    """Two stacks (innermost first) cut to the same outermost frame. The tracer keeps a
+    few innermost frames, so one read's stack may end deeper in the callers than the
+    other's: Dreamer's critic read below ``fit()``, ``main()`` and a wrapper lost the
+    outermost frame the actor's read kept, and the two seemed to part at the module's
+    line."""
+    if a and b and a[-1] != b[-1]:
+        if a[-1] in b:
+            b = b[: b.index(a[-1]) + 1]
+        elif b[-1] in a:
+            a = a[: a.index(b[-1]) + 1]
+    return a, b
 
 
 def optimizer_before_backward(d: Diagnosis) -> bool:
