@@ -10,6 +10,10 @@ of the step and leaves; the traced run waits for it and raises the refusal as be
 values are the same as the reference run's (a value does not depend on whether autograd
 records it), so the repair saves one run of the script.
 
+A fork that runs to the script's end (no backward call after the write) is not taken: the
+reference turns grad off from the failing step's start, where an attribution that needs grad
+before a hand edit fails, and the repair then judges by what the program prints.
+
 The fork is made only where it is safe: one thread in the process, one torch thread (a
 fork keeps no other thread, and OpenMP's pool does not survive one), and it is killed if it
 takes longer than the traced run had taken so far (then the reference run is made as

@@ -219,7 +219,10 @@ def _same_numbers(
         numbers = _mutation_allowed(runner.run(project.spec(mode=REFERENCE, limit=limit)), limit)
         if numbers is not None:
             return numbers
-    if forward is not None and project.files is None:  # the same run's numbers, forked
+    # the same run's numbers, forked; but a fork that ran to the script's end saw the
+    # failing step with grad on up to the write, where the reference turns it off from the
+    # step's start (an attribution that needs grad before a hand edit fails there)
+    if forward is not None and project.files is None and forward.status != "completed":
         say("reference numbers: a fork of the traced run did the failing step with grad off")
         ref = forward
     else:
