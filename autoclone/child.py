@@ -570,7 +570,6 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        state.forward = None  # the refusal the fork was made at did not end the run
         state.write("completed" if code == 0 else "exit", code=code)
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure of the script is data
@@ -579,7 +578,6 @@ def _run_script(script: str, argv: list[str], state: _State) -> None:
         state.write("error", error_info(exc), code=1)
         traceback.print_exc()
         sys.exit(1)
-    state.forward = None
     state.write("completed")
 
 

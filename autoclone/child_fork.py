@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autoclone import classify as cls
-from autoclone.child_references import INPLACE_DUNDERS
+from autoclone.child_references import writes_in_place
 
 #: The refusals a fork can compute the reference of.
 REFUSALS = frozenset({cls.LEAF_INPLACE, cls.MULTI_OUTPUT_VIEW, cls.NO_GRAD_VIEW})
@@ -78,8 +78,7 @@ def _writes(func: Any, args: Any, kwargs: Any) -> bool:
     """The call that raised is the write itself (``x.clamp_``, ``x += y``, ``x[i] = v``,
     ``F.relu(x, inplace=True)``), not a call the refusal came out of (``loss.backward()``
     recomputing a checkpoint)."""
-    name = getattr(func, "__name__", "")
-    if name in INPLACE_DUNDERS or (name.endswith("_") and not name.startswith("__")):
+    if writes_in_place(getattr(func, "__name__", "")):
         return True
     return (kwargs or {}).get("inplace") is True or (len(args) > 1 and args[-1] is True)
 

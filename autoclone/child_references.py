@@ -44,10 +44,16 @@ def storage_keyed_saved_tensors() -> None:
 
 #: The operators that write their left operand: every other dunder (``__getitem__``,
 #: ``__invert__``, ``__get__``) reads, and a read of a leaf must keep its graph
-INPLACE_DUNDERS = frozenset(
+_INPLACE_DUNDERS = frozenset(
     f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "div", "mod",
                             "pow", "and", "or", "xor", "lshift", "rshift")
 ) | {"__setitem__"}  # fmt: skip
+
+
+def writes_in_place(name: str) -> bool:
+    """A torch function's name says it writes its first argument (``clamp_``, ``__iadd__``,
+    ``__setitem__``)."""
+    return name in _INPLACE_DUNDERS or (name.endswith("_") and not name.startswith("__"))
 
 
 def leaf_writes_as_data() -> Any:
@@ -61,11 +67,8 @@ def leaf_writes_as_data() -> Any:
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             kwargs = kwargs or {}
-            name = getattr(func, "__name__", "")
             target = args[0] if args else None
-            writes = name in INPLACE_DUNDERS or (
-                name.endswith("_") and not name.startswith("__")
-            )
+            writes = writes_in_place(getattr(func, "__name__", ""))
             if writes and isinstance(target, torch.Tensor) and torch.is_grad_enabled():
                 # the leaf itself, or the leaf it views; a view of a plain tensor made a
                 # leaf by requires_grad_ (an SGLD chain's slice of its buffer) is one too

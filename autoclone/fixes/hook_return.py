@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from autoclone.codemods.render import patch_edits
 from autoclone.codemods.sites import CLONE, INPLACE, OUT_OF_PLACE, STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
@@ -142,12 +143,7 @@ def _site(oop: Site, fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context, v
 
 def _written(site: Site) -> tuple[TextEdit, ...]:
     """The edits of the write itself: the out-of-place rewrite, or the clone before it."""
-    if site.fix != CLONE:
-        return site.rewrite
-    line, col = site.start
-    if site.own_line:
-        return (TextEdit(line, 0, f"{site.indent}{site.code}\n"),)
-    return (TextEdit(line, col, f"{site.code}; "),)
+    return tuple(patch_edits([site]))
 
 
 class HookReturn(Kind):

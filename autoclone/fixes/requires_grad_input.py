@@ -117,7 +117,7 @@ class RequiresGradInput(Kind):
         made = "enters the function" if site.id.endswith(":argument") else "is made"
         return (
             f"Fix: `{site.code}` at {site.file}:{site.line}, where `{site.target}` {made}: "
-            f"{where(found.failing, lines)} asks for the gradient with respect to "  # or reads it
+            f"{where(found.failing, lines)} asks for the gradient with respect to "
             f"`{site.target}`, and autograd records a path from a tensor only if it requires "
             "grad before the computation that uses it. The flag changes no value."
         )
