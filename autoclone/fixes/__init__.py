@@ -80,6 +80,7 @@ from autoclone.fixes import (
     trainer_inference_mode,
     untoggle,
     weight_outside_loss,
+    where_guard,
 )
 from autoclone.fixes._ast import (
     integer_valued,
@@ -128,6 +129,7 @@ KINDS: tuple[FixKind, ...] = (
     retain_graph.KIND,
     hook_guard.KIND,
     seed_shape.KIND,
+    where_guard.KIND,
     out_dropped.KIND,
     hook_return.KIND,
     argument_write.KIND,
