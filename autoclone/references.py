@@ -223,7 +223,9 @@ def _same_numbers(
     # failing step with grad on up to the write, where the reference turns it off from the
     # step's start (an attribution that needs grad before a hand edit fails there)
     if forward is not None and project.files is None and forward.status != "completed":
-        say("reference numbers: a fork of the traced run did the failing step with grad off")
+        say("reference numbers: the traced run's failing step, whose gradient alone failed"
+            if kind == cls.NAN_GRADIENT else  # ``repair._forward_of``
+            "reference numbers: a fork of the traced run did the failing step with grad off")
         ref = forward
     else:
         say("computing reference numbers (forward values with grad disabled)")

@@ -190,7 +190,7 @@ class _Repair:
         reference, evidence = references.compute(
             kinds[0].reference, found, (first.backward, limit), self.project, self.runner,
             self.say, traced=self._traced, in_backward=first.failed_in_backward,
-            forward=first.forward,
+            forward=_forward_of(first, found),
         )  # fmt: skip
         if isinstance(reference, str):
             base.summary = reference
@@ -699,3 +699,12 @@ class _Repair:
         if stopped:
             base.notes.append("time budget reached: the patch is verified but may not be minimal")
         return base
+
+
+def _forward_of(first: RunResult, found: Diagnosis) -> RunResult | None:
+    """The failing step's forward numbers where a run already has them: a fork's
+    (``autoclone.child_fork``) or, for a NaN from a backward function, the traced run's
+    own, whose forward pass is the program's (only a gradient was not finite)."""
+    if found.error_class == cls.NAN_GRADIENT and first.failed_in_backward:
+        return replace(first, status="stopped")
+    return first.forward
