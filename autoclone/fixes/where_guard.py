@@ -28,7 +28,7 @@ from autoclone.classify import NAN_GRADIENT
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import FUNCTIONS, called_name, char_col
+from autoclone.fixes._ast import FUNCTIONS, called_name, char_col, stored
 from autoclone.fixes.base import Candidate, Context, Kind, ranked
 from autoclone.parsed import innermost, parsed
 
@@ -90,6 +90,13 @@ def _assignments(fn: ast.AST) -> Iterator[tuple[set[str], ast.stmt, ast.expr]]:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _local_names(fn: ast.AST) -> set[str]:
+    """The names ``fn`` binds or takes: an input made of none of them is a constant of the
+    program (``2 * math.pi``), not a value that can leave the domain."""
+    params = {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    return params | stored(fn)
 
 
 def _slice(fn: ast.AST, branch: ast.expr, line: int) -> list[ast.AST]:
@@ -171,9 +178,10 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
         if not any(n.lineno <= line <= (n.end_lineno or n.lineno) for n in held):  # type: ignore[attr-defined]
             continue
         guard = (ast.unparse(mask), used_if_true)
+        local = _local_names(fn)
         for node in held:
             for x in _inputs(node):
-                if _mask_usable(fn, mask, x.lineno, call.lineno):
+                if _names(x) & local and _mask_usable(fn, mask, x.lineno, call.lineno):
                     site = _site(file, text, x, guard, call)
                     if site is not None:
                         out.setdefault(site.id, site)
