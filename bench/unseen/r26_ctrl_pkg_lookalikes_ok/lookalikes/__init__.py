@@ -1,0 +1,1 @@
+"""lookalikes: four small experiments whose in-place writes are all legal."""

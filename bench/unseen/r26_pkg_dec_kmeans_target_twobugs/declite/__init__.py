@@ -1,0 +1,1 @@
+"""declite: Deep Embedded Clustering (DEC/IDEC) on a small synthetic dataset."""

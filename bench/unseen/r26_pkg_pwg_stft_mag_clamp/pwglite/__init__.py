@@ -1,0 +1,1 @@
+"""pwglite: a tiny mel-to-waveform generator trained with a multi-resolution STFT loss."""

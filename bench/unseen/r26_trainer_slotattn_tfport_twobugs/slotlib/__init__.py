@@ -1,0 +1,2 @@
+from .model import SlotAttentionAutoEncoder
+from .data import make_sprites

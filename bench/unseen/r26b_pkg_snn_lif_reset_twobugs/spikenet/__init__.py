@@ -1,0 +1,1 @@
+"""spikenet: a small leaky integrate-and-fire network trained with surrogate gradients."""

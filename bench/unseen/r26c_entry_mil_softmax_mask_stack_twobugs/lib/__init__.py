@@ -1,0 +1,2 @@
+from .mil import GatedAttentionMIL
+from .data import make_bags
