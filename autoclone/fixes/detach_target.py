@@ -150,7 +150,11 @@ class DetachTarget(Kind):
     reference = NONE
 
     def supports(self, found: Diagnosis, ctx: Context) -> bool:
-        return crosses_iterations(found) and not made_in_constructor(found, ctx)
+        """The carried value is not a term of the loss: one added to it as it is (a weight
+        penalty built once before the loop) would, detached, train nothing at all, where
+        a target detached still trains the prediction it is compared with."""
+        return (crosses_iterations(found) and not made_in_constructor(found, ctx)
+                and not found.carry_loss_term)  # fmt: skip
 
     def candidates(self, found: Diagnosis, ctx: Context) -> list[Candidate]:
         edits = [as_detach(s) for s in target_assignments(found, ctx.sites, ctx.texts)]

@@ -6,9 +6,11 @@ from ever training; the cure is to recompute it with the current weights, the st
 moved to the top of the loop's body.
 
 Recognised from the tracer's carry edge: a frame of the code that made the older graph is
-an assignment of one name, in the same block as the loop that reads it and just before
-that loop. Tried after a detach of the target (a PPO update's old log-probabilities are
-computed once on purpose, and a detach of them keeps every parameter training), and judged
+an assignment of one name, before the loop that reads it in that loop's block, or before
+a loop around it (a weight penalty built before the epoch loop, read by every batch); it
+moves to the top of the loop that reads it. Tried after a detach of the target (a PPO
+update's old log-probabilities are computed once on purpose, and a detach of them keeps
+every parameter training; a term added to the loss as it is gets no detach), and judged
 like every detach, plus: the backward calls the original completed give the same numbers,
 and no tensor it differentiated is left without a gradient.
 """
@@ -21,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
 from autoclone.edits import TextEdit
-from autoclone.fixes._ast import LOOPS, holding, innermost
+from autoclone.fixes._ast import LOOPS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import parsed
 
@@ -54,18 +56,20 @@ def moved_sites(found: Diagnosis, ctx: Context) -> list[Site]:
         tree = parsed(text)
     except SyntaxError:
         return []
-    loop_line = getattr(innermost(text, line, LOOPS), "lineno", 0)
-    held = holding(tree, loop_line) if loop_line else None
-    if held is None or not isinstance(held[1][held[2]], LOOPS):
-        return []
-    _, block, index = held
-    loop = block[index]
+    loops = sorted((n for n in ast.walk(tree) if isinstance(n, LOOPS)
+                    and n.lineno <= line <= (n.end_lineno or n.lineno)),
+                   key=lambda n: -n.lineno)  # fmt: skip
     made = {n for f, n in found.producer_frames if f == file}
-    for stmt in block[:index][::-1]:
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-            continue
-        if isinstance(stmt.targets[0], ast.Name) and stmt.lineno in made:
-            return [_moved(file, text, stmt, loop)]  # type: ignore[arg-type]
+    for around in loops:  # the statement may sit before a loop around the one that reads it
+        held = holding(tree, around.lineno)
+        if held is None or held[1][held[2]] is not around:
+            return []
+        _, block, index = held
+        for stmt in block[:index][::-1]:
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            if isinstance(stmt.targets[0], ast.Name) and stmt.lineno in made:
+                return [_moved(file, text, stmt, loops[0])]  # into the loop that reads it
     return []
 
 
