@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis, crosses_iterations, where
-from autoclone.fixes._ast import FUNCTIONS, LOOPS, holding
+from autoclone.fixes._ast import EVALUATES, FUNCTIONS, LOOPS, holding
 from autoclone.fixes.base import NONE, Candidate, Context, Kind
 from autoclone.parsed import innermost, project_trees
 
@@ -83,7 +83,6 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
     trees = project_trees(ctx.texts)
     nodes = (n for t in trees.values() for n in ast.walk(t))
     classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
-    everything = "\n".join(ctx.texts.values())
     for index in range(len(frames) - 1, 0, -1):
         (file, line), inner = frames[index], frames[index - 1]
         cls = _called_class(trees[inner[0]], inner[1]) if inner[0] in trees else None
@@ -93,10 +92,29 @@ def reset_sites(found: Diagnosis, ctx: Context) -> list[Site]:
             continue
         stmt = held[1][held[2]]
         for name in instances(stmt, cls.name, trees):  # type: ignore[union-attr]
-            if re.search(rf"\b{name.split('.')[-1]}\.{method}\(", everything):
+            if _reset_in_training(trees, ctx.texts, name.split(".")[-1], method):
                 continue
             return [_site(file, stmt, ctx.line(file, stmt.lineno), name, method)]
     return []
+
+
+def _reset_in_training(
+    trees: Mapping[str, ast.Module], texts: Mapping[str, str], name: str, method: str
+) -> bool:
+    """The program calls ``name.method()`` somewhere other than in an evaluation's loop:
+    it resets the state where it means to (once a sequence, once an epoch) and carries it
+    in between. A reset before each batch of ``evaluate()`` alone says the batches are
+    independent, and training should start each from a fresh state too (an SNN)."""
+    for file, call in _reset_calls(trees, method):
+        if ast.unparse(call.func.value).split(".")[-1] != name:  # type: ignore[attr-defined]
+            continue
+        fn = innermost(texts[file], call.lineno, FUNCTIONS)
+        loop = innermost(texts[file], call.lineno, LOOPS)
+        if not isinstance(fn, FUNCTIONS) or EVALUATES.search(fn.name) is None:
+            return True
+        if loop is None or loop.lineno < fn.lineno:  # type: ignore[attr-defined]
+            return True  # once an evaluation: what training does once an epoch
+    return False
 
 
 def class_at(text: str, line: int) -> ast.ClassDef | None:
