@@ -250,6 +250,17 @@ def _is_view_call(node: cst.BaseExpression) -> bool:
             and node.func.attr.value in _VIEW_METHODS)  # fmt: skip
 
 
+def _numbered_entry(node: cst.BaseExpression) -> bool:
+    """``outputs[0]``, ``outs[-1]``: one entry by a literal number."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    value = index.value if isinstance(index, cst.Index) else None
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, cst.Integer)
+
+
 class SiteFinder(cst.CSTVisitor):
     """Collect sites in one module; the visitor never changes the tree."""
 
@@ -523,8 +534,10 @@ class SiteFinder(cst.CSTVisitor):
 
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
         """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of
-        a mapping that is one of those (``self.memory["M"]``)."""
-        if keyed_entry(node):
+        a mapping or of a list that is one of those (``self.memory["M"]``, ``outputs[0]``
+        of Tacotron's ``parse_output``). Were ``outputs`` a tensor, ``outputs[0] = ...``
+        would write the same numbers into it as the in-place call did: no other program."""
+        if keyed_entry(node) or _numbered_entry(node):
             return self._plain_receiver(node.value)  # type: ignore[attr-defined]
         if isinstance(node, cst.Attribute):
             return isinstance(node.value, cst.Name) and node.value.value == "self"
