@@ -150,7 +150,10 @@ def graph_nodes(root: Any) -> Iterator[Any]:
 def _watched(original: Any, seen: Seen, torch: Any, label: bool) -> Any:
     @functools.wraps(original)
     def loss(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if (isinstance(target, torch.Tensor) and target.requires_grad
+        # a distance is symmetric: a prediction given as its ``target`` next to a constant
+        # (ParallelWaveGAN's ``l1_loss(log(y_mag), log(x_mag))``) is no target
+        swapped = not label and not (isinstance(input, torch.Tensor) and input.requires_grad)
+        if (isinstance(target, torch.Tensor) and target.requires_grad and not swapped
                 and torch.is_grad_enabled()):  # fmt: skip
             if label:
                 seen.note()
