@@ -211,6 +211,12 @@ def _restored(line: str) -> str:
     return head[: len(head) - len(head.lstrip())] + original
 
 
+def cell_starts(script: str) -> list[int]:
+    """The lines (from 1) of a notebook's script where a cell begins: a statement of one
+    cell ends before the next one's marker, as the user reads it."""
+    return [n for n, line in enumerate(script.split("\n"), start=1) if _MARKER_RE.match(line)]
+
+
 def cells_of(script: str) -> dict[int, list[str]]:
     """The code cells' lines in a (patched) script, by cell number."""
     cells: dict[int, list[str]] = {}

@@ -21,6 +21,7 @@ from autoclone.codemods.sites import STATEMENT, Site
 from autoclone.diagnose import Diagnosis
 from autoclone.edits import TextEdit
 from autoclone.fixes.base import NONE, Candidate, Context, Kind, ranked
+from autoclone.notebook import cell_starts
 from autoclone.parsed import parsed
 
 KIND_NAME = "grad_mode_block"
@@ -40,9 +41,13 @@ def _blocks(tree: ast.AST) -> list[list[ast.stmt]]:
     return [b for b in found if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
 
 
-def _site(file: str, block: list[ast.stmt], at: int) -> Site | None:
-    """The switch at ``block[at]`` as a ``with`` block over the statements after it."""
+def _site(file: str, block: list[ast.stmt], at: int, cells: list[int]) -> Site | None:
+    """The switch at ``block[at]`` as a ``with`` block over the statements after it, in
+    its notebook cell (``cells``: where each begins) for a notebook's top level."""
     switch, rest = block[at], block[at + 1 :]
+    cut = min((n for n in cells if n > switch.lineno), default=0)
+    if cut:
+        rest = [s for s in rest if (s.end_lineno or s.lineno) < cut]
     if rest and isinstance(rest[-1], ast.Return):
         rest = rest[:-1]
     if not rest or any(_switch(s) for s in rest):
@@ -65,9 +70,10 @@ def sites(ctx: Context) -> list[Site]:
     for file, text in sorted(ctx.texts.items()):
         if "set_grad_enabled" not in text:
             continue
+        cells = cell_starts(text)
         for block in _blocks(parsed(text)):
             for at, stmt in enumerate(block):
-                site = _site(file, block, at) if _switch(stmt) is False else None
+                site = _site(file, block, at, cells) if _switch(stmt) is False else None
                 if site is not None:
                     out.append(site)
     return out
