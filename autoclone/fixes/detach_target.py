@@ -12,6 +12,7 @@ consumed it and bound on the line that produced it (or rebound later in the loop
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 
@@ -43,6 +44,30 @@ def _defines(site: Site, name: str) -> bool:
     return binds and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", site.target) is None
 
 
+def _reads(value: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", value) is not None
+
+
+def _recurrent(text: str, site: Site, name: str) -> bool:
+    """``name`` is bound from itself through locals of the site's function (a spiking
+    neuron's ``mem = beta * self.mem + x`` ... ``self.mem = mem - spk``): a state carried
+    from step to step, which a detach there would cut inside the sequence."""
+    fn = innermost(text, site.line, FUNCTIONS) if text else None
+    if fn is None:
+        return False
+    assigned = [(ast.unparse(t), ast.unparse(n.value)) for n in ast.walk(fn)
+                if isinstance(n, ast.Assign) and n.lineno < site.line
+                for t in n.targets if isinstance(t, ast.Name)]  # fmt: skip
+    tainted, grew = {name}, True
+    while grew:
+        grew = False
+        for local, value in assigned:
+            if local not in tainted and any(_reads(value, t) for t in tainted):
+                tainted.add(local)
+                grew = True
+    return any(_reads(site.target, t) for t in tainted - {name})
+
+
 def target_assignments(
     found: Diagnosis, sites: Sequence[Site], texts: Mapping[str, str]
 ) -> list[Site]:
@@ -71,7 +96,8 @@ def target_assignments(
             loop = scope_of(text, frame[1])
         called = in_loop
         out += [s for s in _targets_at(frame, loop, found, sites, text, once) if s not in out]
-    return out
+    return [s for s in out if not (s.kind == ASSIGN and any(
+        _recurrent(texts.get(s.file, ""), s, n) for n in {s.assigned, *s.bound} if n))]
 
 
 def _made_once(found: Diagnosis, texts: Mapping[str, str]) -> bool:
