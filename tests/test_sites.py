@@ -228,6 +228,9 @@ def _rewritten(tmp_path: Path, code: str) -> str | None:
         ("d = 2.0 * L.diagonal().log_().sum(-1)\n", "d = 2.0 * L.diagonal().log().sum(-1)\n"),
         ("d = x.sub_(m).div_(s) * 2\n", "d = x.sub(m).div(s) * 2\n"),
         ("x[0] += 1\n", None),  # the receiver is not a plain name
+        # a list's numbered entry (Tacotron's parse_output): rebound; a tensor's row would
+        # be written the same numbers
+        ("outputs[0].masked_fill_(m, 0.0)\n", "outputs[0] = outputs[0].masked_fill(m, 0.0)\n"),
         ("a.b.add_(1)\n", None),
         ("self.relu_(x)\n", None),
         ("nn.init.zeros_(w)\n", None),

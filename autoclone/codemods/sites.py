@@ -251,7 +251,10 @@ def _is_view_call(node: cst.BaseExpression) -> bool:
 
 
 def _numbered_entry(node: cst.BaseExpression) -> bool:
-    """``outputs[0]``, ``outs[-1]``: one entry by a literal number."""
+    """``outputs[0]``, ``outs[-1]``: one entry by a literal number, whose in-place call
+    (Tacotron's ``outputs[0].masked_fill_(mask, 0.0)`` in ``parse_output``) may be
+    rewritten ``outputs[0] = outputs[0].masked_fill(...)``: a list's entry is rebound, and
+    a tensor's row is written the same numbers as the call wrote (no other program)."""
     if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
         return False
     index = node.slice[0].slice
@@ -489,7 +492,8 @@ class SiteFinder(cst.CSTVisitor):
             root = first.value
         elif any(n.value.removesuffix("_") not in OUT_OF_PLACE_METHODS for n in names):
             return
-        if not self._plain_receiver(root):
+        if not (self._plain_receiver(root) or _numbered_entry(root)
+                and self._plain_receiver(root.value)):  # type: ignore[attr-defined]  # fmt: skip
             return
         receiver = self.module.code_for_node(root).strip()
         start = self._range(node).start
@@ -534,10 +538,8 @@ class SiteFinder(cst.CSTVisitor):
 
     def _plain_receiver(self, node: cst.BaseExpression) -> bool:
         """What the rewrite may rebind: a name of this scope, ``self.attr``, or an entry of
-        a mapping or of a list that is one of those (``self.memory["M"]``, ``outputs[0]``
-        of Tacotron's ``parse_output``). Were ``outputs`` a tensor, ``outputs[0] = ...``
-        would write the same numbers into it as the in-place call did: no other program."""
-        if keyed_entry(node) or _numbered_entry(node):
+        a mapping that is one of those (``self.memory["M"]``)."""
+        if keyed_entry(node):
             return self._plain_receiver(node.value)  # type: ignore[attr-defined]
         if isinstance(node, cst.Attribute):
             return isinstance(node.value, cst.Name) and node.value.value == "self"
