@@ -66,7 +66,9 @@ def _movable(stmt: ast.stmt, own: set[str]) -> str:
         return ""
     if target.value.id != "self" or isinstance(stmt.value, (ast.Name, ast.Attribute)):
         return ""
-    read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+    looped = {n.id for c in ast.walk(stmt.value) if isinstance(c, ast.comprehension)
+              for n in ast.walk(c.target) if isinstance(n, ast.Name)}  # ``for w in ...``
+    read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)} - looped
     called = {n.attr for n in ast.walk(stmt.value) if isinstance(n, ast.Attribute)}
     called |= read
     if "self" not in read or read & own or called & _RANDOM:
