@@ -89,6 +89,20 @@ def test_an_attribute_only_ever_given_plain_values_is_plain() -> None:
     assert not plain_attribute({"t.py": "x = 1\n"}, "self.alpha")  # never set: not known
 
 
+def test_a_config_field_with_a_plain_type_is_plain() -> None:
+    """A dataclass field or an argparse option (the config shapes of the metamorphic
+    harness): ``cfg.l2.detach()`` would only raise ``AttributeError``."""
+    dataclass = "@dataclass\nclass Config:\n    l2: float = 0.1\n    net: nn.Module = None\n"
+    assert plain_attribute({"c.py": dataclass}, "cfg.l2")
+    assert not plain_attribute({"c.py": dataclass}, "cfg.net")
+    options = ("p = argparse.ArgumentParser()\np.add_argument('--weight-decay', type=float)\n"
+               "p.add_argument('--mask', default=None)\n")
+    assert plain_attribute({"m.py": options}, "args.weight_decay")
+    assert not plain_attribute({"m.py": options}, "args.mask")
+    tensor = "import torch\ncfg.l2 = torch.tensor(0.1)\n"
+    assert not plain_attribute({"c.py": dataclass, "u.py": tensor}, "cfg.l2")
+
+
 def test_the_names_an_expression_reads() -> None:
     assert expression_names("(1 - self.alpha) * self.outputs") >= {"self.alpha", "self.outputs"}
     assert expression_names("outputs[idx] = probs") >= {"outputs", "idx", "probs"}

@@ -405,6 +405,11 @@ def plain_attribute(texts: Mapping[str, str], target: str) -> bool:
         except SyntaxError:
             continue
         for node in ast.walk(tree):
+            plain = _plain_field(node, attr)
+            if plain is not None:
+                if not plain:
+                    return False
+                values += 1
             if isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(
                     node.target, ast.Attribute) and node.target.attr == attr:  # fmt: skip
                 return False
@@ -421,6 +426,33 @@ def plain_attribute(texts: Mapping[str, str], target: str) -> bool:
                     for t in ast.walk(node)):  # fmt: skip
                 return False  # ``a.x = b.x = ...``, ``self.x, n = pair``: not read here
     return values > 0
+
+
+_PLAIN_TYPES = frozenset({"int", "float", "bool", "str"})
+
+
+def _plain_field(node: ast.AST, attr: str) -> bool | None:
+    """Whether a config's field ``attr`` holds a plain value: a class body's
+    ``attr: float = 0.1`` (a dataclass), an argparse option ``--attr`` with a plain
+    ``type=`` or default; None where ``node`` declares no such field."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        if node.target.id != attr:
+            return None
+        return ast.unparse(node.annotation) in _PLAIN_TYPES or _plain(node.value)
+    if not (isinstance(node, ast.Call) and called_name(node.func) == "add_argument"):
+        return None
+    options = [a.value for a in node.args if isinstance(a, ast.Constant)
+               and isinstance(a.value, str)]  # fmt: skip
+    dest = next((k.value for k in node.keywords if k.arg == "dest"), None)
+    names = {o.lstrip("-").replace("-", "_") for o in options}
+    if isinstance(dest, ast.Constant):
+        names = {str(dest.value)}
+    if attr not in names:
+        return None
+    kinds = {k.arg: k.value for k in node.keywords}
+    typed = kinds.get("type")
+    return (typed is not None and ast.unparse(typed) in _PLAIN_TYPES) or (
+        typed is None and _plain(kinds.get("default")))
 
 
 def call_rewritten(file: str, text: str, call: ast.Call, new: str, fix: str) -> Site:
