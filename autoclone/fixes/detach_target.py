@@ -41,10 +41,11 @@ def _defines(site: Site, name: str) -> bool:
     """An assignment of ``name`` from a value that does not read ``name`` itself: a
     target, not a recurrent state (``h = rnn(x, h)`` is cut by the detach kind)."""
     binds = site.kind == ASSIGN and (site.assigned == name or name in site.bound)
-    return binds and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", site.target) is None
+    return binds and not _reads(site.target, name)
 
 
 def _reads(value: str, name: str) -> bool:
+    """``value``'s text reads ``name`` (not as a part of another name or attribute)."""
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", value) is not None
 
 

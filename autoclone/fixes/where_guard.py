@@ -43,6 +43,8 @@ _PURE = frozenset({
 
 #: (mask source, the branch is used where the mask is true)
 Guard = tuple[str, bool]
+#: (names bound, statement, value) of a function's assignments
+Binding = tuple[set[str], ast.stmt, ast.expr]
 
 
 def _inputs(expr: ast.AST) -> Iterator[ast.expr]:
@@ -79,7 +81,7 @@ def _root(power: ast.expr) -> bool:
     return isinstance(value, int | float) and value < 1 and value != 0
 
 
-def _assignments(fn: ast.AST) -> Iterator[tuple[set[str], ast.stmt, ast.expr]]:
+def _assignments(fn: ast.AST) -> Iterator[Binding]:
     """(names bound, statement, value) of ``fn``'s assignments."""
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
@@ -99,12 +101,11 @@ def _local_names(fn: ast.AST) -> set[str]:
     return params | stored(fn)
 
 
-def _slice(fn: ast.AST, branch: ast.expr, line: int) -> list[ast.AST]:
-    """The branch and, transitively, the values ``fn`` assigned before ``line`` to the
-    names it reads."""
+def _slice(bindings: list[Binding], branch: ast.expr, line: int) -> list[ast.AST]:
+    """The branch and, transitively, the values assigned before ``line`` (``bindings``:
+    the function's) to the names it reads."""
     found: list[ast.AST] = [branch]
     todo, seen = _names(branch), set()
-    bindings = list(_assignments(fn))
     while todo:
         name = todo.pop()
         seen.add(name)
@@ -130,13 +131,13 @@ def _branches(fn: ast.AST) -> Iterator[tuple[ast.Call, ast.expr, ast.expr, bool]
             yield node, node.args[0], node.func.value, False
 
 
-def _mask_usable(fn: ast.AST, mask: ast.expr, at: int, until: int) -> bool:
+def _mask_usable(bindings: list[Binding], mask: ast.expr, at: int, until: int) -> bool:
     """The mask can be written again at line ``at``: no random draw or state in it, and
     every name it reads bound before ``at`` (or outside ``fn``) and not bound again
     before ``until``."""
     if any(isinstance(n, ast.Call) and called_name(n.func) not in _PURE for n in ast.walk(mask)):
         return False
-    for names, stmt, _ in _assignments(fn):
+    for names, stmt, _ in bindings:
         if names & _names(mask) and at <= stmt.lineno < until:
             return False
     return True
@@ -173,15 +174,15 @@ def sites(found: Diagnosis, ctx: Context) -> list[Site]:
         return []
     fn = innermost(text, line, FUNCTIONS) or parsed(text)
     out: dict[str, Site] = {}
+    bindings, local = list(_assignments(fn)), _local_names(fn)
     for call, mask, branch, used_if_true in _branches(fn):
-        held = _slice(fn, branch, call.lineno)
+        held = _slice(bindings, branch, call.lineno)
         if not any(n.lineno <= line <= (n.end_lineno or n.lineno) for n in held):  # type: ignore[attr-defined]
             continue
         guard = (ast.unparse(mask), used_if_true)
-        local = _local_names(fn)
         for node in held:
             for x in _inputs(node):
-                if _names(x) & local and _mask_usable(fn, mask, x.lineno, call.lineno):
+                if _names(x) & local and _mask_usable(bindings, mask, x.lineno, call.lineno):
                     site = _site(file, text, x, guard, call)
                     if site is not None:
                         out.setdefault(site.id, site)
